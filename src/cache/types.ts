@@ -1,0 +1,49 @@
+// What the cache holds for one branch of a conversation: hashes, IDs, counts and
+// times, never message text. One anchor (an opening) may hold several branches,
+// one per Cursor chat; each branch counts against the entry limit.
+
+/** Hex length of one message digest inside `Branch.known`. */
+export const MESSAGE_DIGEST_HEX = 32;
+
+/** Why the last turn of a branch ended the way it did. */
+export type Outcome =
+  | 'success'
+  | 'auth'
+  | 'quota'
+  | 'network'
+  | 'model'
+  | 'resume-failed'
+  | 'interrupted'
+  | 'crashed'
+  | 'error';
+
+export interface BranchRecord {
+  anchor: string;
+  chatId: string;
+  toolsFingerprint: string;
+  workspace: string;
+  model: string;
+  /**
+   * The known message sequence: the messages sent so far and Cursor's own reply
+   * to the last turn, one MESSAGE_DIGEST_HEX-long digest each, concatenated.
+   */
+  known: string;
+  /** Prompt bytes this branch has saved against sending the full prompt every turn. */
+  bytesSaved: number;
+}
+
+export interface Branch extends BranchRecord {
+  /** Compare-and-set counter: bumped by every record. */
+  version: number;
+  turns: number;
+  /** 'unknown': a turn began and never reported back, so the chat's last turn is unknown. */
+  state: 'ok' | 'unknown';
+  lastOutcome: Outcome;
+  /** Wall-clock milliseconds, for display only; expiry runs on a monotonic clock. */
+  createdAt: number;
+  updatedAt: number;
+  /** Milliseconds of life left when read; 0 or less means expired. */
+  ttlLeftMs: number;
+  /** A turn of this chat is running now. */
+  leased: boolean;
+}
