@@ -1,1 +1,44 @@
-console.log("placeholder");
+// Entry point. A run line (anything that is not one of our subcommands) goes
+// straight to the run path, which loads as little as it can; our subcommands and
+// --help go through commander.
+import { parseCallerArgs, UsageError } from './agent/argv.js';
+import { ConfigError } from './config.js';
+import { TranscriptError } from './transcript/errors.js';
+
+const OUR_COMMANDS = new Set(['inspect', 'helper', 'evict', 'config', 'simulate']);
+
+/** Exit status for a bad command line or an unreadable transcript (SPEC.md). */
+export const EXIT_USAGE = 2;
+
+async function main(argv: string[]): Promise<number> {
+  const first = argv[0];
+  if (first !== undefined && OUR_COMMANDS.has(first)) {
+    const { runProgram } = await import('./program.js');
+    return runProgram(argv);
+  }
+  const caller = parseCallerArgs(argv);
+  if (caller.help) {
+    const { runProgram } = await import('./program.js');
+    return runProgram(['--help']);
+  }
+  const { runCommand } = await import('./commands/run.js');
+  return runCommand(argv, caller);
+}
+
+function report(error: unknown): number {
+  if (error instanceof TranscriptError || error instanceof UsageError || error instanceof ConfigError) {
+    process.stderr.write(`cursor-resume: ${error.message}\n`);
+    return EXIT_USAGE;
+  }
+  process.stderr.write(`cursor-resume: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.exitCode = report(error);
+  },
+);

@@ -1,0 +1,152 @@
+// cursor-agent's command line, as a drop-in must understand it: which words are
+// flags, which flags take a value, which are ours to remove, which are subcommands.
+
+/** cursor-agent flags that take a value (`--flag value` or `--flag=value`). */
+const VALUE_FLAGS = new Set([
+  '--output-format',
+  '--model',
+  '--workspace',
+  '--api-key',
+  '--mode',
+  '--sandbox',
+  '--add-dir',
+  '-H',
+  '--header',
+  '-e',
+  '--endpoint',
+]);
+
+export const AGENT_SUBCOMMANDS = new Set([
+  'login', 'logout', 'status', 'whoami', 'about', 'models', 'mcp', 'update', 'ls', 'resume', 'create-chat',
+  'generate-rule', 'rule', 'install-shell-integration', 'uninstall-shell-integration', 'sandbox', 'worker', 'acp', 'help',
+]);
+
+export interface CallerArgs {
+  /** cursor-agent's arguments, ours removed, in the caller's order. */
+  agentArgs: string[];
+  dryRun: boolean;
+  verbose: boolean;
+  trace: string | undefined;
+  model: string | undefined;
+  workspace: string | undefined;
+  outputFormat: string | undefined;
+  print: boolean;
+  /** --resume or --continue: the caller picked a chat itself. */
+  callerResume: boolean;
+  /** Words that are not flags: a subcommand or a prompt. */
+  positionals: string[];
+  help: boolean;
+  version: boolean;
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Splits a run's command line into cursor-agent's flags and ours (--dry-run, --verbose, --trace FILE). */
+export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
+  const out: CallerArgs = {
+    agentArgs: [],
+    dryRun: false,
+    verbose: false,
+    trace: undefined,
+    model: undefined,
+    workspace: undefined,
+    outputFormat: undefined,
+    print: false,
+    callerResume: false,
+    positionals: [],
+    help: false,
+    version: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      out.agentArgs.push(...argv.slice(i));
+      out.positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      out.agentArgs.push(arg);
+      out.positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
+    const inline = name === arg ? undefined : arg.slice(eq + 1);
+
+    if (name === '--dry-run' || name === '--verbose') {
+      if (inline !== undefined) throw new UsageError(`${name} takes no value`);
+      if (name === '--dry-run') out.dryRun = true;
+      else out.verbose = true;
+      continue;
+    }
+    if (name === '--trace') {
+      const value = inline ?? argv[++i];
+      if (value === undefined || value === '') throw new UsageError('--trace needs a file to append to');
+      out.trace = value;
+      continue;
+    }
+    if (VALUE_FLAGS.has(name)) {
+      const value = inline ?? argv[i + 1];
+      if (value === undefined) throw new UsageError(`${name} needs a value`);
+      if (inline === undefined) i++;
+      out.agentArgs.push(name, value);
+      if (name === '--model') out.model = value;
+      else if (name === '--workspace') out.workspace = value;
+      else if (name === '--output-format') out.outputFormat = value;
+      continue;
+    }
+    if (name === '--resume') {
+      // The chat ID is optional: a following word is taken only when it looks like one.
+      out.callerResume = true;
+      out.agentArgs.push(arg);
+      const next = argv[i + 1];
+      if (inline === undefined && next !== undefined && !next.startsWith('-') && !AGENT_SUBCOMMANDS.has(next)) {
+        out.agentArgs.push(next);
+        i++;
+      }
+      continue;
+    }
+    if (name === '--continue') out.callerResume = true;
+    else if (name === '-p' || name === '--print') out.print = true;
+    else if (name === '-h' || name === '--help') out.help = true;
+    else if (name === '-v' || name === '--version') out.version = true;
+    out.agentArgs.push(arg);
+  }
+  return out;
+}
+
+export interface ArgvAdditions {
+  /** From the transcript, used only when the caller gave no --model. */
+  model: string | undefined;
+  /** From the transcript, used only when the caller gave no --workspace. */
+  workspace: string | undefined;
+  resumeChatId: string | null;
+  /** We need cursor-agent's stream to learn the chat ID, whatever format the caller asked for. */
+  streamJson: boolean;
+}
+
+/** What cursor-agent gets: the caller's flags in order, then only what the plan adds. */
+export function buildAgentArgv(caller: CallerArgs, add: ArgvAdditions): string[] {
+  let args = [...caller.agentArgs];
+  if (add.streamJson && caller.outputFormat !== 'stream-json') {
+    args = withoutOutputFormat(args);
+    if (!caller.print) args.push('--print');
+    args.push('--output-format', 'stream-json');
+  }
+  if (caller.model === undefined && add.model !== undefined) args.push('--model', add.model);
+  if (caller.workspace === undefined && add.workspace !== undefined) args.push('--workspace', add.workspace);
+  if (add.resumeChatId !== null) args.push('--resume', add.resumeChatId);
+  return args;
+}
+
+function withoutOutputFormat(args: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--output-format') i++;
+    else if (!arg.startsWith('--output-format=')) out.push(arg);
+  }
+  return out;
+}

@@ -1,0 +1,89 @@
+// One turn's plan: the decision plus the exact argv and prompt cursor-agent gets.
+// A real run, --dry-run, inspect and simulate all come through here.
+import { buildAgentArgv, type CallerArgs } from './agent/argv.js';
+import type { Branch } from './cache/types.js';
+import { compilePatterns, type Settings } from './config.js';
+import { concreteModel } from './resume/anchor.js';
+import { analyze, decide, type Analysis, type Decision } from './resume/decide.js';
+import { isResumeEnabled } from './resume/enabled.js';
+import type { Conversation } from './transcript/types.js';
+
+export type OutputFormat = 'text' | 'json' | 'stream-json';
+
+export interface Plan extends Decision {
+  argv: string[];
+  /** What the caller asked for; when it is not stream-json and the turn is recorded, we translate. */
+  callerFormat: OutputFormat;
+  promptBytes: number;
+  fullPromptBytes: number;
+}
+
+export interface TurnContext {
+  caller: CallerArgs;
+  settings: Settings;
+  env: NodeJS.ProcessEnv;
+  /** The workspace as an absolute, real path (the command line's, the transcript's, or the current directory). */
+  workspace: string;
+}
+
+export function analyzeTurn(conversation: Conversation, context: TurnContext): Analysis {
+  const model = context.caller.model ?? conversation.model;
+  return analyze(conversation, {
+    workspace: context.workspace,
+    model: model === undefined ? '' : concreteModel(model),
+    sideCallPatterns: compilePatterns(context.settings.sideCallPatterns),
+  });
+}
+
+export function planTurn(
+  analysis: Analysis,
+  context: TurnContext,
+  cache: { branches: ReadonlyArray<Branch> | null; missingChats?: ReadonlySet<string> },
+): Plan {
+  const decision = decide({
+    analysis,
+    settings: {
+      enabled: isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME),
+      sideCallPatterns: compilePatterns(context.settings.sideCallPatterns),
+      unsafeDelta: context.settings.unsafeDelta,
+    },
+    callerResume: context.caller.callerResume,
+    branches: cache.branches,
+    missingChats: cache.missingChats ?? new Set(),
+  });
+  return withArgv(decision, analysis, context);
+}
+
+/** The argv for a decision; also used when a failed resume is retried as a fresh chat. */
+export function withArgv(decision: Decision, analysis: Analysis, context: TurnContext): Plan {
+  const { caller } = context;
+  const { conversation } = analysis;
+  const format = caller.outputFormat;
+  const callerFormat: OutputFormat = format === 'json' || format === 'stream-json' ? format : 'text';
+  const transcriptModel = conversation.model === undefined ? undefined : concreteModel(conversation.model);
+  const argv = buildAgentArgv(caller, {
+    model: transcriptModel,
+    workspace: conversation.workspace,
+    resumeChatId: decision.decision === 'fresh' ? null : decision.chatId,
+    streamJson: decision.record,
+  });
+  return {
+    ...decision,
+    argv,
+    callerFormat,
+    promptBytes: Buffer.byteLength(decision.prompt),
+    fullPromptBytes: Buffer.byteLength(analysis.fullPrompt),
+  };
+}
+
+/** Exactly the object SPEC.md promises for --dry-run. */
+export function dryRunView(plan: Plan): object {
+  return {
+    decision: plan.decision,
+    reason: plan.reason,
+    anchor: plan.anchor,
+    chatId: plan.chatId,
+    argv: plan.argv,
+    prompt: plan.prompt,
+  };
+}

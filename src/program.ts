@@ -1,0 +1,48 @@
+// The commander program: our own subcommands and the help a person reads.
+import { Command, CommanderError } from 'commander';
+import { VERSION } from './version.js';
+
+export function buildProgram(): Command {
+  const program = new Command('cursor-resume')
+    .description(
+      'A drop-in front for cursor-agent: reads a conversation transcript on stdin and, when it can prove it is safe,\n' +
+        'continues the existing Cursor chat (--resume) sending only the new messages.',
+    )
+    .version(VERSION, '--our-version', "print cursor-resume's version (--version goes to cursor-agent)")
+    .usage('[cursor-agent flags] [--dry-run] [--verbose] [--trace FILE] < transcript\n       cursor-resume <command> [options]')
+    .enablePositionalOptions()
+    .exitOverride()
+    .addHelpText(
+      'after',
+      `
+Run options (on a run line, beside cursor-agent's own flags):
+  --dry-run        print the plan as JSON (decision, reason, anchor, chatId, argv, prompt); run nothing
+  --verbose        print the decision and its reason to stderr
+  --trace FILE     append one JSON line per run to FILE
+
+Every other flag, and every cursor-agent subcommand (login, status, models, create-chat, ...), goes to
+cursor-agent unchanged. Resume is on only with CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes).
+
+Examples:
+  CURSOR_ACP_SESSION_RESUME=1 cursor-resume --print --output-format stream-json < body.json
+  cursor-resume --dry-run --model gpt-5 < body.json
+  cursor-resume inspect --transcript body.json`,
+    );
+  return program;
+}
+
+export async function runProgram(argv: string[]): Promise<number> {
+  // A reader that stops early (`| head`) is not an error worth a stack trace.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 1 ? 2 : error.exitCode;
+    throw error;
+  }
+}

@@ -1,0 +1,201 @@
+// The heart: may this turn continue an existing Cursor chat? Pure: everything it
+// needs comes in as arguments (the cache's branches, which chats are gone), so a
+// real run, --dry-run, inspect and simulate cannot disagree.
+import type { Branch } from '../cache/types.js';
+import type { Conversation } from '../transcript/types.js';
+import { anchorOf, firstRealUserIndex } from './anchor.js';
+import { isSafeChatId } from './chat-id.js';
+import { messageDigest } from './digests.js';
+import { toolsFingerprint } from './fingerprint.js';
+import { provePrefix, type PrefixProof } from './prefix.js';
+import { REASONS, type Reason } from './reasons.js';
+import { renderDelta, renderFull } from './render.js';
+import { detectSideCall, type SideCallMatch } from './side-call.js';
+
+export type DecisionKind = 'fresh' | 'resume-delta' | 'resume-full';
+
+export interface DecideSettings {
+  enabled: boolean;
+  sideCallPatterns: ReadonlyArray<RegExp>;
+  /** When the chat is proven but the new messages cannot go as text: resume it with the full prompt, or start fresh. */
+  unsafeDelta: 'fresh' | 'resume-full';
+}
+
+export interface Analysis {
+  conversation: Conversation;
+  /** Absolute, real path. */
+  workspace: string;
+  /** Concrete Cursor model, "" for cursor-agent's default. */
+  model: string;
+  sideCall: SideCallMatch | null;
+  /** One digest per message, in order. */
+  digests: string[];
+  /** Index of the first real user message, or -1. */
+  opener: number;
+  anchor: string | null;
+  toolsFingerprint: string;
+  /** The whole conversation as one prompt. */
+  fullPrompt: string;
+}
+
+/** Everything about the transcript itself, computed once per run. */
+export function analyze(
+  conversation: Conversation,
+  context: { workspace: string; model: string; sideCallPatterns: ReadonlyArray<RegExp> },
+): Analysis {
+  const digests = conversation.messages.map(messageDigest);
+  const opener = firstRealUserIndex(conversation.messages);
+  const sideCall = conversation.shape === 'text' ? null : detectSideCall(conversation.messages, context.sideCallPatterns);
+  return {
+    conversation,
+    workspace: context.workspace,
+    model: context.model,
+    sideCall,
+    digests,
+    opener,
+    anchor:
+      opener < 0
+        ? null
+        : anchorOf({ workspace: context.workspace, model: context.model, sessionId: conversation.sessionId, opener: digests[opener]! }),
+    toolsFingerprint: toolsFingerprint(conversation.tools),
+    fullPrompt: renderFull(conversation),
+  };
+}
+
+export interface BranchCheck {
+  chatId: string;
+  version: number;
+  /** The first check this branch failed, or 'delta' / 'unsafe-delta' when its chat can be continued. */
+  verdict: Reason;
+  detail: string;
+  proof: PrefixProof;
+  /** The delta prompt, when the proof holds and it could be rendered. */
+  delta?: string;
+}
+
+export interface DecideInput {
+  analysis: Analysis;
+  settings: DecideSettings;
+  /** The caller passed --resume or --continue itself. */
+  callerResume: boolean;
+  /** The anchor's branches from the cache; null when the cache could not be reached. */
+  branches: ReadonlyArray<Branch> | null;
+  /** Chat IDs whose store is known to be gone (checked before resuming: the silent-fresh trap). */
+  missingChats: ReadonlySet<string>;
+}
+
+export interface Decision {
+  decision: DecisionKind;
+  reason: Reason;
+  detail: string;
+  anchor: string | null;
+  chatId: string | null;
+  /** The resumed branch's version, for the compare-and-set when the turn is recorded. */
+  baseVersion: number | null;
+  prompt: string;
+  /** Whether the outcome of this turn belongs in the cache. */
+  record: boolean;
+  checks: BranchCheck[];
+}
+
+function describeProof(proof: PrefixProof, analysis: Analysis): string {
+  const at = proof.matched;
+  switch (proof.verdict) {
+    case 'holds':
+      return `all ${proof.known} known messages match; ${analysis.digests.length - proof.known} new`;
+    case 'nothing-new':
+      return `all ${proof.known} known messages match, and nothing follows them`;
+    case 'shorter':
+      return `the transcript ends after ${at} of the ${proof.known} messages the chat knows: it dropped turns the chat has`;
+    case 'diverged': {
+      const role = analysis.conversation.messages[at]?.role ?? 'message';
+      const how = role === 'assistant' ? 'differs from what cursor replied' : 'was edited, removed or reordered';
+      return `${at} of ${proof.known} known messages match; message ${at} (${role}) ${how}`;
+    }
+  }
+}
+
+function checkBranch(branch: Branch, input: DecideInput): BranchCheck {
+  const { analysis } = input;
+  const proof = provePrefix(branch.known, analysis.digests);
+  const base = { chatId: branch.chatId, version: branch.version, proof };
+  const fail = (verdict: Reason, detail: string): BranchCheck => ({ ...base, verdict, detail });
+  if (branch.ttlLeftMs <= 0) return fail('expired', REASONS.expired);
+  if (!isSafeChatId(branch.chatId)) return fail('unsafe-chat-id', REASONS['unsafe-chat-id']);
+  if (branch.toolsFingerprint !== analysis.toolsFingerprint) return fail('tools-changed', REASONS['tools-changed']);
+  if (proof.verdict === 'nothing-new') return fail('nothing-new', describeProof(proof, analysis));
+  if (proof.verdict !== 'holds') return fail('diverged', describeProof(proof, analysis));
+  if (branch.state !== 'ok') return fail('interrupted', REASONS.interrupted);
+  if (input.missingChats.has(branch.chatId)) return fail('chat-missing', REASONS['chat-missing']);
+  if (branch.leased) return fail('busy', REASONS.busy);
+  const delta = renderDelta(analysis.conversation.messages, proof.known);
+  if (!delta.ok) return fail('unsafe-delta', delta.why);
+  return { ...base, verdict: 'delta', detail: describeProof(proof, analysis), delta: delta.prompt };
+}
+
+/** The branch a person would call closest: most messages matched, then the most recently used. */
+function closest(checks: BranchCheck[], branches: ReadonlyArray<Branch>): BranchCheck | undefined {
+  const updated = new Map(branches.map((b) => [b.chatId, b.updatedAt]));
+  return [...checks].sort(
+    (a, b) => b.proof.matched - a.proof.matched || (updated.get(b.chatId) ?? 0) - (updated.get(a.chatId) ?? 0),
+  )[0];
+}
+
+export function decide(input: DecideInput): Decision {
+  const { analysis, settings } = input;
+  const fresh = (reason: Reason, record: boolean, checks: BranchCheck[] = [], detail: string = REASONS[reason]): Decision => ({
+    decision: 'fresh',
+    reason,
+    detail,
+    anchor: analysis.anchor,
+    chatId: null,
+    baseVersion: null,
+    prompt: analysis.fullPrompt,
+    record,
+    checks,
+  });
+
+  if (analysis.conversation.shape === 'text') return fresh('plain-text', false);
+  if (!settings.enabled) return fresh('disabled', false);
+  if (input.callerResume) return fresh('caller-resume', false);
+  if (analysis.sideCall) {
+    return fresh('side-call', false, [], `${REASONS['side-call']} (matched /${analysis.sideCall.pattern}/ in the first ${analysis.sideCall.role} message)`);
+  }
+  if (analysis.anchor === null) return fresh('no-anchor', false);
+  if (input.branches === null) return fresh('no-cache', false);
+  if (input.branches.length === 0) return fresh('no-entry', true);
+
+  const checks = input.branches.map((b) => checkBranch(b, input));
+  const usable = closest(
+    checks.filter((c) => c.verdict === 'delta' || c.verdict === 'unsafe-delta'),
+    input.branches,
+  );
+  if (usable?.verdict === 'delta') {
+    return {
+      decision: 'resume-delta',
+      reason: 'delta',
+      detail: usable.detail,
+      anchor: analysis.anchor,
+      chatId: usable.chatId,
+      baseVersion: usable.version,
+      prompt: usable.delta!,
+      record: true,
+      checks,
+    };
+  }
+  if (usable && settings.unsafeDelta === 'resume-full') {
+    return {
+      decision: 'resume-full',
+      reason: 'unsafe-delta',
+      detail: usable.detail,
+      anchor: analysis.anchor,
+      chatId: usable.chatId,
+      baseVersion: usable.version,
+      prompt: analysis.fullPrompt,
+      record: true,
+      checks,
+    };
+  }
+  const best = usable ?? closest(checks, input.branches)!;
+  return fresh(best.verdict, true, checks, best.detail);
+}

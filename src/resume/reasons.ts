@@ -1,0 +1,22 @@
+/** Every reason a plan can give, with the sentence `inspect` and the README use for it. */
+export const REASONS = {
+  disabled: 'resume is off: CURSOR_ACP_SESSION_RESUME is not 1, true, on or yes',
+  'plain-text': 'the transcript is plain text, whose structure cannot be proven',
+  'caller-resume': 'the caller chose a chat itself with --resume or --continue',
+  'side-call': 'a title or other metadata prompt: it never resumes and never touches the cache',
+  'no-anchor': 'the conversation has no real user message to anchor it',
+  'no-cache': 'the helper could not be reached, so nothing is known about earlier turns',
+  'no-entry': 'no earlier turn of this conversation is known',
+  expired: 'the known chat is older than the cache lifetime',
+  'unsafe-chat-id': 'the known chat ID is not of the allowed form',
+  'tools-changed': 'the tool definitions differ from those the chat was started with',
+  diverged: 'the transcript does not begin with the messages the chat knows',
+  'nothing-new': 'the transcript adds no message to what the chat knows',
+  interrupted: "the chat's last turn never finished, so its history is unknown",
+  'chat-missing': "the chat is gone from Cursor's chat store",
+  busy: 'another run is driving this chat right now',
+  'unsafe-delta': 'the new messages cannot be sent faithfully as text',
+  delta: 'the chat knows every earlier message: only the new ones are sent',
+} as const;
+
+export type Reason = keyof typeof REASONS;

@@ -1,0 +1,111 @@
+// How a conversation becomes the text cursor-agent reads on stdin. The full
+// rendering follows the OpenCode plugin's flattening (README: "The full prompt"),
+// so a fresh chat sees what it always saw; a delta is only the new messages.
+import type { Conversation, Message, Part, Tool } from '../transcript/types.js';
+
+export const TOOLS_INTRO = 'SYSTEM: You have access to the following tools. Call one when it helps with the task.';
+export const CONTINUE_LINE = 'The above tool calls have been executed. Continue your response based on these results.';
+
+export function argsText(input: unknown): string {
+  return typeof input === 'string' ? input : JSON.stringify(input ?? {});
+}
+
+/** A tool's output as text: AI SDK output objects unwrapped, anything else as JSON. */
+export function outputText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  if (output !== null && typeof output === 'object' && 'type' in output && 'value' in output) {
+    const { type, value } = output as { type: unknown; value: unknown };
+    if ((type === 'text' || type === 'error-text') && typeof value === 'string') return value;
+    if (type === 'content' && Array.isArray(value)) {
+      return value.map((item: { type?: unknown; text?: unknown }) => (typeof item.text === 'string' ? item.text : JSON.stringify(item))).join('\n');
+    }
+    return JSON.stringify(value);
+  }
+  return JSON.stringify(output ?? null);
+}
+
+const fileNote = (p: Extract<Part, { type: 'file' }>): string =>
+  `[attached file${p.filename ? ` ${p.filename}` : ''}: ${p.mediaType}, not included in this text prompt]`;
+
+/** The visible content of a user or system message. */
+export function messageText(message: Message): string {
+  return message.parts
+    .flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : []))
+    .join('\n');
+}
+
+export const toolCallLine = (p: Extract<Part, { type: 'tool-call' }>): string =>
+  `tool_call(id: ${p.id}, name: ${p.name}, args: ${argsText(p.input)})`;
+
+export const toolResultBlock = (p: Extract<Part, { type: 'tool-result' }>): string =>
+  `TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n${outputText(p.output)}`;
+
+function toolsBlock(tools: ReadonlyArray<Tool>): string {
+  const lines = [TOOLS_INTRO, 'Available tools:'];
+  for (const t of tools) lines.push(`- ${t.name}: ${t.description}`, `  Parameters: ${JSON.stringify(t.parameters ?? {})}`);
+  return lines.join('\n');
+}
+
+function messageBlocks(message: Message): string[] {
+  switch (message.role) {
+    case 'system':
+      return [`SYSTEM: ${messageText(message)}`];
+    case 'user':
+      return [`USER: ${messageText(message)}`];
+    case 'assistant': {
+      const text = message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
+      const calls = message.parts.flatMap((p) => (p.type === 'tool-call' ? [toolCallLine(p)] : []));
+      return [[`ASSISTANT: ${text}`, ...calls].join('\n')];
+    }
+    case 'tool':
+      return message.parts.flatMap((p) => (p.type === 'tool-result' ? [toolResultBlock(p)] : []));
+  }
+}
+
+/** The whole conversation as one prompt, for a fresh chat. */
+export function renderFull(conversation: Conversation): string {
+  if (conversation.shape === 'text') return conversation.text ?? '';
+  const blocks: string[] = [];
+  if (conversation.tools.length > 0) blocks.push(toolsBlock(conversation.tools));
+  for (const message of conversation.messages) blocks.push(...messageBlocks(message));
+  if (conversation.messages.at(-1)?.role === 'tool') blocks.push(CONTINUE_LINE);
+  return blocks.join('\n\n');
+}
+
+export type DeltaResult = { ok: true; prompt: string } | { ok: false; why: string };
+
+/**
+ * Only the messages after the known prefix, for a chat that already holds the rest:
+ * a user turn as its own text; tool results with the call each answers, then the
+ * instruction to continue. Anything that cannot be sent faithfully as text is refused.
+ */
+export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number): DeltaResult {
+  const lastKnown = messages[knownCount - 1];
+  const calls = new Map(
+    (lastKnown?.role === 'assistant' ? lastKnown.parts : []).flatMap((p) => (p.type === 'tool-call' ? [[p.id, p] as const] : [])),
+  );
+  const results: string[] = [];
+  const userTexts: string[] = [];
+  for (let i = knownCount; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === 'system') return { ok: false, why: `message ${i} is a new system message` };
+    if (m.role === 'assistant') return { ok: false, why: `message ${i} is an assistant message cursor did not write` };
+    if (m.parts.some((p) => p.type === 'file')) {
+      return { ok: false, why: `message ${i} carries a file or image, which a text prompt cannot carry` };
+    }
+    if (m.role === 'user') {
+      userTexts.push(messageText(m));
+      continue;
+    }
+    for (const p of m.parts) {
+      if (p.type !== 'tool-result') continue;
+      const call = calls.get(p.id);
+      if (!call) return { ok: false, why: `message ${i} answers tool call ${JSON.stringify(p.id)}, which cursor's last reply did not make` };
+      results.push(`${toolCallLine(call)}\n${toolResultBlock(p)}`);
+    }
+  }
+  const blocks = results.length > 0 ? [...results, CONTINUE_LINE, ...userTexts] : userTexts;
+  const prompt = blocks.join('\n\n');
+  if (prompt.trim() === '') return { ok: false, why: 'the new messages have no text to send' };
+  return { ok: true, prompt };
+}

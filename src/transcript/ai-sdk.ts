@@ -1,0 +1,155 @@
+// AI SDK language-model prompt: {prompt: [...], tools: [...]}, as OpenCode hands it to a provider.
+import * as z from 'zod/mini';
+import { checkEnvelope, envelope, str, textPart } from './common.js';
+import { toTranscriptError } from './schema-errors.js';
+import type { Conversation, Message, Part, Tool } from './types.js';
+
+const filePart = z.object({
+  type: z.literal('file'),
+  data: z.unknown(),
+  mediaType: z.optional(str()),
+  mimeType: z.optional(str()),
+  filename: z.optional(str()),
+});
+const imagePart = z.object({ type: z.literal('image'), image: z.unknown(), mimeType: z.optional(str()) });
+const reasoningPart = z.object({ type: z.literal('reasoning'), text: str() });
+const redactedReasoningPart = z.object({ type: z.literal('redacted-reasoning'), data: z.unknown() });
+const toolCallPart = z.object({
+  type: z.literal('tool-call'),
+  toolCallId: str(),
+  toolName: str(),
+  input: z.optional(z.unknown()),
+  args: z.optional(z.unknown()),
+});
+const toolResultPart = z.object({
+  type: z.literal('tool-result'),
+  toolCallId: str(),
+  toolName: str(),
+  output: z.optional(z.unknown()),
+  result: z.optional(z.unknown()),
+});
+
+const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
+  options: T,
+  names: string,
+) =>
+  z.discriminatedUnion('type', options, {
+    error: (iss) => {
+      const type = (iss.input as { type?: unknown } | undefined)?.type;
+      return type === undefined ? `a part needs a "type" (${names})` : `unknown part type ${JSON.stringify(type)} (expected ${names})`;
+    },
+  });
+
+const system = z.object({ role: z.literal('system'), content: str() });
+const user = z.object({
+  role: z.literal('user'),
+  content: z.union([str(), z.array(partOf([textPart, filePart, imagePart], 'text, file or image'))], {
+    error: 'expected a string or an array of parts',
+  }),
+});
+const assistant = z.object({
+  role: z.literal('assistant'),
+  content: z.union(
+    [
+      str(),
+      z.array(
+        partOf(
+          [textPart, filePart, reasoningPart, redactedReasoningPart, toolCallPart, toolResultPart],
+          'text, file, reasoning, tool-call or tool-result',
+        ),
+      ),
+    ],
+    { error: 'expected a string or an array of parts' },
+  ),
+});
+const tool = z.object({
+  role: z.literal('tool'),
+  content: z.array(partOf([toolResultPart], 'tool-result'), { error: 'expected an array of tool-result parts' }),
+});
+
+const message = z.discriminatedUnion('role', [system, user, assistant, tool], {
+  error: (iss) => {
+    if (iss.input === null || typeof iss.input !== 'object' || Array.isArray(iss.input)) return 'expected a message object';
+    const role = (iss.input as { role?: unknown }).role;
+    return role === undefined
+      ? 'missing "role" (system, user, assistant or tool)'
+      : `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`;
+  },
+});
+
+const toolDef = z.discriminatedUnion(
+  'type',
+  [
+    z.object({
+      type: z.literal('function'),
+      name: str(),
+      description: z.optional(str()),
+      inputSchema: z.optional(z.unknown()),
+      parameters: z.optional(z.unknown()),
+    }),
+    z.object({ type: z.literal('provider-defined'), id: str(), name: str(), args: z.optional(z.unknown()) }),
+  ],
+  { error: 'expected a tool of type "function" or "provider-defined"' },
+);
+
+const body = z.object({
+  ...envelope,
+  prompt: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
+  tools: z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' }))),
+});
+
+type AnyPart =
+  | z.infer<typeof textPart>
+  | z.infer<typeof filePart>
+  | z.infer<typeof imagePart>
+  | z.infer<typeof reasoningPart>
+  | z.infer<typeof redactedReasoningPart>
+  | z.infer<typeof toolCallPart>
+  | z.infer<typeof toolResultPart>;
+
+/** Binary or URL content as one string, so it can be hashed and described. */
+function dataText(data: unknown): string {
+  return typeof data === 'string' ? data : JSON.stringify(data ?? null);
+}
+
+function toPart(p: AnyPart): Part | undefined {
+  switch (p.type) {
+    case 'text':
+      return { type: 'text', text: p.text };
+    case 'file':
+      return {
+        type: 'file',
+        mediaType: p.mediaType ?? p.mimeType ?? 'application/octet-stream',
+        data: dataText(p.data),
+        ...(p.filename !== undefined ? { filename: p.filename } : {}),
+      };
+    case 'image':
+      return { type: 'file', mediaType: p.mimeType ?? 'image/*', data: dataText(p.image) };
+    case 'reasoning':
+      return { type: 'reasoning', text: p.text };
+    case 'redacted-reasoning':
+      return undefined;
+    case 'tool-call':
+      return { type: 'tool-call', id: p.toolCallId, name: p.toolName, input: p.input ?? p.args ?? {} };
+    case 'tool-result':
+      return { type: 'tool-result', id: p.toolCallId, name: p.toolName, output: p.output ?? p.result ?? null };
+  }
+}
+
+function toParts(content: string | ReadonlyArray<AnyPart>): Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.flatMap((p) => toPart(p) ?? []);
+}
+
+export function parseAiSdk(value: unknown): Conversation {
+  const parsed = body.safeParse(value);
+  if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
+  const data = parsed.data;
+  const messages: Message[] = data.prompt.map((m) => ({ role: m.role, parts: toParts(m.content) }));
+  const tools: Tool[] = (data.tools ?? []).map((t) =>
+    t.type === 'function'
+      ? { name: t.name, description: t.description ?? '', parameters: t.inputSchema ?? t.parameters ?? null }
+      : { name: t.name, description: `provider-defined tool ${t.id}`, parameters: t.args ?? null },
+  );
+  return { shape: 'ai-sdk', ...checkEnvelope(data), messages, tools };
+}

@@ -1,0 +1,58 @@
+import * as z from 'zod/mini';
+import { TranscriptError } from './errors.js';
+import { MAX_FIELD_LENGTH } from './limits.js';
+import type { Conversation } from './types.js';
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+// One wording for every type mismatch, in every schema: what was expected, and what came.
+z.config({
+  customError: (iss) => {
+    if (iss.code !== 'invalid_type') return undefined;
+    const expected = iss.expected === 'array' || iss.expected === 'object' ? `an ${iss.expected}` : `a ${iss.expected}`;
+    return iss.input === undefined ? `missing; expected ${expected}` : `expected ${expected}, got ${describe(iss.input)}`;
+  },
+});
+
+export const str = (what?: string) => (what ? z.string({ error: `expected ${what}` }) : z.string());
+
+export const textPart = z.object({ type: z.literal('text'), text: str() });
+
+/** Values a transcript may carry beside its messages; checked the same way for every shape. */
+export const envelope = {
+  model: z.optional(str()),
+  workspace: z.optional(str()),
+  sessionId: z.optional(str()),
+};
+
+/** Anything from stdin that will reach an argv must never be read as a flag. */
+export function checkEnvelope(
+  fields: { model?: string | undefined; workspace?: string | undefined; sessionId?: string | undefined },
+): Pick<Conversation, 'model' | 'workspace' | 'sessionId'> {
+  const out: Pick<Conversation, 'model' | 'workspace' | 'sessionId'> = {};
+  for (const key of ['model', 'workspace', 'sessionId'] as const) {
+    const value = fields[key];
+    if (value === undefined) continue;
+    if (value.length === 0) throw new TranscriptError(`${key}: must not be empty`);
+    if (value.length > MAX_FIELD_LENGTH) throw new TranscriptError(`${key}: longer than ${MAX_FIELD_LENGTH} characters`);
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(value)) throw new TranscriptError(`${key}: contains a control character`);
+    if (key !== 'sessionId' && value.startsWith('-')) {
+      throw new TranscriptError(`${key}: "${value}" begins with "-" and could be read as a flag; refused`);
+    }
+    out[key] = value;
+  }
+  if (out.workspace !== undefined && !out.workspace.startsWith('/')) {
+    throw new TranscriptError(`workspace: "${out.workspace}" is not an absolute path`);
+  }
+  return out;
+}
+
+/** Tool-call arguments as text: a string as it is, anything else as JSON. */
+export function argsText(input: unknown): string {
+  return typeof input === 'string' ? input : JSON.stringify(input ?? {});
+}

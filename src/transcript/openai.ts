@@ -1,0 +1,146 @@
+// OpenAI Chat Completions body: {model, messages, tools}.
+import * as z from 'zod/mini';
+import { checkEnvelope, envelope, str, textPart } from './common.js';
+import { toTranscriptError } from './schema-errors.js';
+import type { Conversation, Message, Part, Tool } from './types.js';
+
+const imagePart = z.object({
+  type: z.literal('image_url'),
+  image_url: z.union([str(), z.object({ url: str() })], { error: 'expected an object with a "url" string' }),
+});
+const audioPart = z.object({
+  type: z.literal('input_audio'),
+  input_audio: z.object({ data: str(), format: str() }),
+});
+const filePart = z.object({
+  type: z.literal('file'),
+  file: z.object({ file_data: z.optional(str()), file_id: z.optional(str()), filename: z.optional(str()) }),
+});
+const refusalPart = z.object({ type: z.literal('refusal'), refusal: str() });
+
+const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
+  options: T,
+  names: string,
+) =>
+  z.discriminatedUnion('type', options, {
+    error: (iss) => {
+      const type = (iss.input as { type?: unknown } | undefined)?.type;
+      return type === undefined ? `a part needs a "type" (${names})` : `unknown part type ${JSON.stringify(type)} (expected ${names})`;
+    },
+  });
+
+const contentOf = <T extends z.core.$ZodType>(part: T) =>
+  z.union([str(), z.array(part)], { error: 'expected a string or an array of parts' });
+
+const toolCall = z.object({
+  id: str(),
+  type: z.optional(z.literal('function', { error: 'expected "function"' })),
+  function: z.object({ name: str(), arguments: str('a string of JSON arguments') }),
+});
+
+const system = z.object({
+  role: z.enum(['system', 'developer']),
+  content: contentOf(partOf([textPart], 'text')),
+});
+const user = z.object({
+  role: z.literal('user'),
+  content: contentOf(partOf([textPart, imagePart, audioPart, filePart], 'text, image_url, input_audio or file')),
+});
+const assistant = z.object({
+  role: z.literal('assistant'),
+  content: z.optional(z.nullable(contentOf(partOf([textPart, refusalPart], 'text or refusal')))),
+  tool_calls: z.optional(z.nullable(z.array(toolCall, { error: 'expected an array of tool calls' }))),
+});
+const tool = z.object({
+  role: z.literal('tool'),
+  content: contentOf(partOf([textPart], 'text')),
+  tool_call_id: str(),
+  name: z.optional(str()),
+});
+
+const message = z.discriminatedUnion('role', [system, user, assistant, tool], {
+  error: (iss) => {
+    const role = (iss.input as { role?: unknown } | undefined)?.role;
+    if (iss.input === null || typeof iss.input !== 'object' || Array.isArray(iss.input)) return 'expected a message object';
+    return role === undefined
+      ? 'missing "role" (system, user, assistant or tool)'
+      : `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`;
+  },
+});
+
+const toolDef = z.object({
+  type: z.literal('function', { error: 'expected "function"' }),
+  function: z.object({ name: str(), description: z.optional(str()), parameters: z.optional(z.unknown()) }),
+});
+
+const body = z.object({
+  ...envelope,
+  messages: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
+  tools: z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' }))),
+});
+
+type UserPart = z.infer<typeof user>['content'];
+
+function fromContent(content: string | ReadonlyArray<z.infer<typeof textPart> | { type: string }>): Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return content.map((part): Part => {
+    const p = part as Exclude<UserPart, string>[number] | z.infer<typeof refusalPart>;
+    switch (p.type) {
+      case 'text':
+        return { type: 'text', text: p.text };
+      case 'refusal':
+        return { type: 'text', text: p.refusal };
+      case 'image_url': {
+        const url = typeof p.image_url === 'string' ? p.image_url : p.image_url.url;
+        const mediaType = /^data:([^;,]+)/.exec(url)?.[1] ?? 'image/*';
+        return { type: 'file', mediaType, data: url };
+      }
+      case 'input_audio':
+        return { type: 'file', mediaType: `audio/${p.input_audio.format}`, data: p.input_audio.data };
+      case 'file':
+        return {
+          type: 'file',
+          mediaType: 'application/octet-stream',
+          data: p.file.file_data ?? `file_id:${p.file.file_id ?? ''}`,
+          ...(p.file.filename !== undefined ? { filename: p.file.filename } : {}),
+        };
+    }
+  });
+}
+
+export function parseOpenAI(value: unknown): Conversation {
+  const parsed = body.safeParse(value);
+  if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
+  const data = parsed.data;
+  const messages: Message[] = data.messages.map((m): Message => {
+    switch (m.role) {
+      case 'system':
+      case 'developer':
+        return { role: 'system', parts: fromContent(m.content) };
+      case 'user':
+        return { role: 'user', parts: fromContent(m.content) };
+      case 'assistant':
+        return {
+          role: 'assistant',
+          parts: [
+            ...(m.content == null ? [] : fromContent(m.content)),
+            ...(m.tool_calls ?? []).map(
+              (c): Part => ({ type: 'tool-call', id: c.id, name: c.function.name, input: c.function.arguments }),
+            ),
+          ],
+        };
+      case 'tool': {
+        const output = fromContent(m.content)
+          .map((p) => (p.type === 'text' ? p.text : ''))
+          .join('');
+        return { role: 'tool', parts: [{ type: 'tool-result', id: m.tool_call_id, name: m.name ?? '', output }] };
+      }
+    }
+  });
+  const tools: Tool[] = (data.tools ?? []).map((t) => ({
+    name: t.function.name,
+    description: t.function.description ?? '',
+    parameters: t.function.parameters ?? null,
+  }));
+  return { shape: 'openai', ...checkEnvelope(data), messages, tools };
+}

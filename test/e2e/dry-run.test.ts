@@ -1,0 +1,101 @@
+// --dry-run through the built binary: the plan as SPEC.md promises it, and every
+// bad input refused with exit 2, one clear line, and nothing run.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { runCli, sandboxEnv, tempDir } from '../support/cli.js';
+
+const body = (extra: object = {}) =>
+  JSON.stringify({ model: 'cursor-acp/gpt-5', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }], ...extra });
+
+describe('--dry-run', () => {
+  test('prints exactly the plan object and runs nothing', async () => {
+    const env = sandboxEnv({ CURSOR_STAND_IN_LOG: join(tempDir(), 'agent.log') });
+    const r = await runCli(['--dry-run', '--print', '--output-format', 'stream-json', '--force'], { input: body(), env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    const plan = JSON.parse(r.stdout);
+    assert.deepEqual(Object.keys(plan), ['decision', 'reason', 'anchor', 'chatId', 'argv', 'prompt']);
+    assert.deepEqual(plan, {
+      decision: 'fresh',
+      reason: 'disabled',
+      anchor: plan.anchor,
+      chatId: null,
+      argv: ['--print', '--output-format', 'stream-json', '--force', '--model', 'gpt-5'],
+      prompt: 'SYSTEM: Be brief.\n\nUSER: hi',
+    });
+    assert.match(plan.anchor, /^[0-9a-f]{32}$/);
+    assert.equal(existsSync(env.CURSOR_STAND_IN_LOG!), false, 'cursor-agent never ran');
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was started');
+  });
+
+  test('with resume on, a first turn is fresh and will be recorded', async () => {
+    const r = await runCli(['--dry-run', '--output-format', 'text'], { input: body(), env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: ' Yes ' }) });
+    const plan = JSON.parse(r.stdout);
+    assert.equal(plan.reason, 'no-entry');
+    // The chat ID must be read from the stream, so a text run becomes stream-json.
+    assert.deepEqual(plan.argv, ['--print', '--output-format', 'stream-json', '--model', 'gpt-5']);
+  });
+
+  test('the workspace is absolute and real: a symlinked path anchors like its target', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1' });
+    const viaLink = JSON.parse((await runCli(['--dry-run', '--workspace', join(dir, 'link')], { input: body(), env })).stdout);
+    const viaCwd = JSON.parse((await runCli(['--dry-run'], { input: body(), env, cwd: join(dir, 'real') })).stdout);
+    assert.equal(viaLink.anchor, viaCwd.anchor);
+    assert.deepEqual(viaLink.argv.slice(0, 2), ['--workspace', join(dir, 'link')], 'the caller’s own flag is passed on as given');
+  });
+
+  test('the command line model wins over the transcript', async () => {
+    const plan = JSON.parse((await runCli(['--dry-run', '--model', 'sonnet-4'], { input: body() })).stdout);
+    assert.deepEqual(plan.argv, ['--model', 'sonnet-4']);
+  });
+
+  test('plain text is passed on as it is', async () => {
+    const text = 'USER: hello\n\nASSISTANT: hi\n';
+    const plan = JSON.parse((await runCli(['--dry-run'], { input: text, env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1' }) })).stdout);
+    assert.equal(plan.reason, 'plain-text');
+    assert.equal(plan.prompt, text);
+    assert.equal(plan.anchor, null);
+  });
+});
+
+describe('bad input: exit 2, one clear line, nothing run', () => {
+  const cases: Array<[string, string | Buffer, RegExp]> = [
+    ['empty stdin', '', /stdin is empty/],
+    ['truncated JSON', '{"messages":[', /not valid JSON/],
+    ['unknown role', '{"messages":[{"role":"bot","content":"x"}]}', /messages\[0\]\.role: unknown role "bot"/],
+    ['bad content', '{"messages":[{"role":"user","content":{}}]}', /messages\[0\]\.content: expected a string or an array of parts/],
+    ['model as a flag', body({ model: '--resume=x' }), /model: "--resume=x" begins with "-"/],
+    ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]), /not valid UTF-8/],
+  ];
+  for (const [name, input, expected] of cases) {
+    test(name, async () => {
+      const log = join(tempDir(), 'agent.log');
+      const r = await runCli(['--print'], { input, env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_STAND_IN_LOG: log }) });
+      assert.equal(r.code, 2);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, expected);
+      assert.match(r.stderr, /^cursor-resume: [^\n]+\n$/, 'one line, no stack trace');
+      assert.equal(existsSync(log), false, 'cursor-agent never ran');
+    });
+  }
+  test('a value flag without its value', async () => {
+    const r = await runCli(['--dry-run', '--model'], { input: body() });
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, 'cursor-resume: --model needs a value\n');
+  });
+  test('a broken config file names itself', async () => {
+    const env = sandboxEnv();
+    mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
+    const file = join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
+    (await import('node:fs')).writeFileSync(file, '{"ttlMinutes": 90}');
+    const r = await runCli(['--dry-run'], { input: body(), env });
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /ttlMinutes .*config\.json/);
+    assert.equal(readFileSync(file, 'utf8'), '{"ttlMinutes": 90}', 'left as it was');
+  });
+});

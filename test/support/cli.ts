@@ -1,0 +1,59 @@
+// Runs the built binary as a user would: a real child process, stdin piped in.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'bin', 'cursor-resume.js');
+export const STAND_IN = join(ROOT, 'dist', 'stand-in', 'cursor-agent.js');
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function tempDir(prefix = 'cr-test-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+/** A private world for one test: runtime dir, config home, Cursor config dir, workspace. */
+export function sandboxEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv & { HOME: string } {
+  const home = tempDir('cr-home-');
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_RUNTIME_DIR: '',
+    CURSOR_RESUME_RUNTIME_DIR: join(home, 'run'),
+    CURSOR_CONFIG_DIR: join(home, '.cursor'),
+    CURSOR_RESUME_AGENT: STAND_IN,
+    ...extra,
+  } as NodeJS.ProcessEnv & { HOME: string };
+}
+
+export function runCli(
+  args: string[],
+  options: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: options.cwd ?? ROOT,
+      env: options.env ?? sandboxEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    child.stdin.on('error', () => {
+      /* the program may stop reading early (oversized input): that is what some tests check */
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}

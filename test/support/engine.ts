@@ -1,0 +1,83 @@
+// Builders for the engine's unit tests: transcripts as the caller sends them, and
+// cache branches as a successful earlier turn would have recorded them.
+import type { Branch } from '../../src/cache/types.js';
+import { DEFAULT_SIDE_CALL_PATTERNS } from '../../src/resume/side-call.js';
+import { analyze, decide, type Analysis, type DecideSettings, type Decision } from '../../src/resume/decide.js';
+import { assistantDigest, type ReplyToolCall } from '../../src/resume/digests.js';
+import { parseTranscript } from '../../src/transcript/parse.js';
+
+export const PATTERNS = DEFAULT_SIDE_CALL_PATTERNS.map((p) => new RegExp(p));
+export const ON: DecideSettings = { enabled: true, sideCallPatterns: PATTERNS, unsafeDelta: 'fresh' };
+
+export type Msg = Record<string, unknown>;
+export const sys = (content: unknown): Msg => ({ role: 'system', content });
+export const user = (content: unknown): Msg => ({ role: 'user', content });
+export const asst = (content: string | null, toolCalls?: Array<{ id: string; name: string; args?: string }>): Msg => ({
+  role: 'assistant',
+  content,
+  ...(toolCalls
+    ? { tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args ?? '{}' } })) }
+    : {}),
+});
+export const toolMsg = (id: string, content: string): Msg => ({ role: 'tool', tool_call_id: id, content });
+export const fn = (name: string, description = `the ${name} tool`, parameters: unknown = { type: 'object', properties: {} }) => ({
+  type: 'function',
+  function: { name, description, parameters },
+});
+
+export interface Body {
+  messages: Msg[];
+  tools?: unknown[];
+  model?: string;
+  workspace?: string;
+  sessionId?: string;
+}
+
+export function analysisOf(body: Body, context: { workspace?: string; model?: string } = {}): Analysis {
+  return analyze(parseTranscript(JSON.stringify(body)), {
+    workspace: context.workspace ?? '/work/project',
+    model: context.model ?? 'gpt-5',
+    sideCallPatterns: PATTERNS,
+  });
+}
+
+/** The branch a successful turn over `body` leaves behind, cursor having replied `reply`. */
+export function branchAfter(
+  body: Body,
+  reply: { text: string; toolCalls?: ReplyToolCall[] },
+  overrides: Partial<Branch> = {},
+): Branch {
+  const a = analysisOf(body);
+  return {
+    anchor: a.anchor!,
+    chatId: 'c6b62c6f-7ead-4fd6-9922-e952131177ff',
+    toolsFingerprint: a.toolsFingerprint,
+    workspace: a.workspace,
+    model: a.model,
+    known: [...a.digests, assistantDigest(reply.text, reply.toolCalls ?? [])].join(''),
+    bytesSaved: 0,
+    version: 3,
+    turns: 1,
+    state: 'ok',
+    lastOutcome: 'success',
+    createdAt: 1_000,
+    updatedAt: 2_000,
+    ttlLeftMs: 1_800_000,
+    leased: false,
+    ...overrides,
+  };
+}
+
+export function decideFor(
+  body: Body,
+  branches: Branch[] | null,
+  options: { settings?: Partial<DecideSettings>; missing?: string[]; callerResume?: boolean } = {},
+): Decision {
+  return decide({
+    analysis: analysisOf(body),
+    settings: { ...ON, ...options.settings },
+    callerResume: options.callerResume ?? false,
+    branches,
+    missingChats: new Set(options.missing ?? []),
+  });
+}

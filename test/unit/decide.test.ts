@@ -1,0 +1,277 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { analyze, decide } from '../../src/resume/decide.js';
+import { isSafeChatId } from '../../src/resume/chat-id.js';
+import { isResumeEnabled } from '../../src/resume/enabled.js';
+import { toolsFingerprint } from '../../src/resume/fingerprint.js';
+import { CONTINUE_LINE } from '../../src/resume/render.js';
+import { parseTranscript } from '../../src/transcript/parse.js';
+import { ON, PATTERNS, analysisOf, asst, branchAfter, decideFor, fn, sys, toolMsg, user, type Body } from '../support/engine.js';
+
+const turn1: Body = { messages: [sys('You are a coding agent.'), user('remember: the port is 8080')], tools: [fn('read'), fn('bash')] };
+const reply1 = { text: 'Noted.  The port is 8080.' };
+const turn2: Body = { ...turn1, messages: [...turn1.messages, asst('Noted. The port is 8080.'), user('What is the port?')] };
+
+describe('resume switch: CURSOR_ACP_SESSION_RESUME', () => {
+  for (const [value, expected] of [
+    ['1', true], ['true', true], ['TRUE', true], [' on ', true], ['Yes', true], ['\ttrue\n', true],
+    [undefined, false], ['', false], ['0', false], ['false', false], ['off', false], ['no', false], ['enabled', false], ['2', false], ['y', false],
+  ] as const) {
+    test(`${JSON.stringify(value)} → ${expected}`, () => assert.equal(isResumeEnabled(value), expected));
+  }
+  test('off: always fresh with the full prompt, nothing recorded', () => {
+    const d = decideFor(turn2, [branchAfter(turn1, reply1)], { settings: { enabled: false } });
+    assert.equal(d.decision, 'fresh');
+    assert.equal(d.reason, 'disabled');
+    assert.equal(d.record, false);
+    assert.match(d.prompt, /^SYSTEM: You have access to the following tools/);
+  });
+});
+
+describe('anchor', () => {
+  const base: Body = { messages: [sys('s'), user('hello')] };
+  const anchor = (body: Body, ctx?: { workspace?: string; model?: string }) => analysisOf(body, ctx).anchor;
+
+  test('a string and an array of text parts anchor the same', () => {
+    assert.equal(anchor(base), anchor({ messages: [sys('s'), user([{ type: 'text', text: 'hello' }])] }));
+  });
+  test('an image in the opener changes the anchor', () => {
+    const withImage = { messages: [sys('s'), user([{ type: 'text', text: 'hello' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }])] };
+    assert.notEqual(anchor(base), anchor(withImage));
+  });
+  test('workspace, model and opener each change it', () => {
+    assert.notEqual(anchor(base), anchor(base, { workspace: '/elsewhere' }));
+    assert.notEqual(anchor(base), anchor(base, { model: 'sonnet-4' }));
+    assert.notEqual(anchor(base), anchor({ messages: [sys('s'), user('hello!')] }));
+  });
+  test('the system prompt and later messages do not change it', () => {
+    assert.equal(anchor(base), anchor({ messages: [sys('other'), user('hello'), asst('hi'), user('more')] }));
+  });
+  test('a sessionId joins the anchor', () => {
+    assert.notEqual(anchor({ ...base, sessionId: 'ses_1' }), anchor({ ...base, sessionId: 'ses_2' }));
+    assert.notEqual(anchor({ ...base, sessionId: 'ses_1' }), anchor(base));
+  });
+  test('no real user message: no anchor, fresh', () => {
+    for (const messages of [[sys('only system')], [sys('s'), user('   ')], [sys('s'), user([])]]) {
+      assert.equal(anchor({ messages }), null);
+      const d = decideFor({ messages }, []);
+      assert.equal(d.reason, 'no-anchor');
+      assert.equal(d.record, false);
+    }
+  });
+  test('the first user message that has content is the opener', () => {
+    assert.equal(anchor({ messages: [user(' '), user('hello')] }), anchor({ messages: [user('hello')] }));
+  });
+});
+
+describe('side calls', () => {
+  test("OpenCode's title agent, by its system prompt", () => {
+    const d = decideFor({ messages: [sys('You are a title generator. You output ONLY a thread title. Nothing else.'), user('hi')] }, []);
+    assert.equal(d.reason, 'side-call');
+    assert.equal(d.record, false);
+  });
+  test('by its user message', () => {
+    const d = decideFor({ messages: [sys('x'), user('Generate a title for this conversation:\nfix the bug')] }, []);
+    assert.equal(d.reason, 'side-call');
+  });
+  test('a real message that mentions a title generator is not a side call', () => {
+    for (const text of ['Please write a title generator in Rust', 'You are a title generator, my friend said', 'Can you Generate a title for this conversation: later?']) {
+      const d = decideFor({ messages: [sys('You are a coding agent.'), user(`Hi. ${text}`)] }, []);
+      assert.equal(d.reason, 'no-entry', text);
+      assert.equal(d.record, true);
+    }
+  });
+  test('a side call never resumes even when its anchor has an entry', () => {
+    const title: Body = { messages: [sys('You are a title generator. You output ONLY a thread title.'), user('remember: the port is 8080')] };
+    const d = decideFor({ ...title, messages: [...title.messages, asst('x'), user('y')] }, [branchAfter(title, { text: 'x' })]);
+    assert.equal(d.decision, 'fresh');
+    assert.equal(d.reason, 'side-call');
+  });
+});
+
+describe('tool fingerprint', () => {
+  const read = fn('read', 'Read a file', { type: 'object', properties: { path: { type: 'string' }, mode: { enum: ['a', 'b'] } } });
+  const task = fn('task', 'Launch a subagent: general, explore', { type: 'object' });
+  const fp = (tools: unknown[]) => parseTranscript(JSON.stringify({ messages: [user('x')], tools })).tools;
+  test('order of tools does not matter', () => {
+    assert.equal(toolsFingerprint(fp([read, task])), toolsFingerprint(fp([task, read])));
+  });
+  test('order of keys inside a schema does not matter', () => {
+    const reordered = { type: 'function', function: { parameters: { properties: { mode: { enum: ['a', 'b'] }, path: { type: 'string' } }, type: 'object' }, description: 'Read a file', name: 'read' } };
+    assert.equal(toolsFingerprint(fp([read])), toolsFingerprint(fp([reordered])));
+  });
+  test('a nested enum, a description (the Task subagent list) or a name changes it', () => {
+    const base = toolsFingerprint(fp([read, task]));
+    assert.notEqual(base, toolsFingerprint(fp([fn('read', 'Read a file', { type: 'object', properties: { path: { type: 'string' }, mode: { enum: ['a', 'c'] } } }), task])));
+    assert.notEqual(base, toolsFingerprint(fp([read, fn('task', 'Launch a subagent: general, explore, review', { type: 'object' })])));
+    assert.notEqual(base, toolsFingerprint(fp([read, fn('task2', 'Launch a subagent: general, explore', { type: 'object' })])));
+    assert.notEqual(base, toolsFingerprint(fp([read])));
+  });
+  test('changed tools mean a fresh chat', () => {
+    const d = decideFor({ ...turn2, tools: [fn('read'), fn('bash', 'changed')] }, [branchAfter(turn1, reply1)]);
+    assert.equal(d.decision, 'fresh');
+    assert.equal(d.reason, 'tools-changed');
+  });
+});
+
+describe('prefix proof and delta', () => {
+  test('an exact prefix resumes with only the new user message', () => {
+    const d = decideFor(turn2, [branchAfter(turn1, reply1)]);
+    assert.equal(d.decision, 'resume-delta');
+    assert.equal(d.reason, 'delta');
+    assert.equal(d.chatId, 'c6b62c6f-7ead-4fd6-9922-e952131177ff');
+    assert.equal(d.baseVersion, 3);
+    assert.equal(d.prompt, 'What is the port?');
+    assert.equal(d.record, true);
+  });
+  test("cursor's reply matches with whitespace normalised", () => {
+    const d = decideFor(turn2, [branchAfter(turn1, { text: '\nNoted.\n\nThe   port is 8080.  ' })]);
+    assert.equal(d.decision, 'resume-delta');
+  });
+  test('an edited assistant message is a divergence', () => {
+    const d = decideFor(turn2, [branchAfter(turn1, { text: 'Noted. The port is 9090.' })]);
+    assert.equal(d.decision, 'fresh');
+    assert.equal(d.reason, 'diverged');
+    assert.match(d.detail, /message 2 \(assistant\) differs from what cursor replied/);
+  });
+  test('an edited, removed or reordered earlier message is a divergence', () => {
+    const branch = branchAfter(turn1, reply1);
+    const edited = { ...turn2, messages: [sys('You are a coding agent.'), user('remember: the port is 8081'), asst('Noted. The port is 8080.'), user('?')] };
+    const removed = { ...turn2, messages: [user('remember: the port is 8080'), asst('Noted. The port is 8080.'), user('?')] };
+    const reordered = { ...turn2, messages: [user('remember: the port is 8080'), sys('You are a coding agent.'), asst('Noted. The port is 8080.'), user('?')] };
+    // An edited opener is another conversation (another anchor): its lookup finds no entry.
+    assert.notEqual(analysisOf(edited).anchor, branch.anchor);
+    for (const body of [removed, reordered]) {
+      const d = decideFor(body, [branch]);
+      assert.equal(d.decision, 'fresh');
+      assert.equal(d.reason, 'diverged');
+      assert.match(d.detail, /^0 of 3 known messages match; message 0/);
+    }
+    const editedLater = { ...turn2, messages: [sys('You are a coding agent.'), user('remember: the port is 8080'), asst('Noted. The port is 8080.'), user('q'), asst('a'), user('next')] };
+    const branch2 = branchAfter({ ...turn2, messages: editedLater.messages.slice(0, 4) }, { text: 'a' });
+    const changed = { ...editedLater, messages: editedLater.messages.map((m, i) => (i === 3 ? user('Q') : m)) };
+    assert.equal(decideFor(editedLater, [branch2]).decision, 'resume-delta');
+    assert.match(decideFor(changed, [branch2]).detail, /message 3 \(user\) was edited, removed or reordered/);
+  });
+  test('a transcript that stops inside the known history (a regenerated reply) is not resumed', () => {
+    const d = decideFor(turn1, [branchAfter(turn1, reply1)]);
+    assert.equal(d.reason, 'diverged');
+    assert.match(d.detail, /dropped turns/);
+  });
+  test('nothing new after the known history', () => {
+    const body = { ...turn1, messages: [...turn1.messages, asst('Noted. The port is 8080.')] };
+    assert.equal(decideFor(body, [branchAfter(turn1, reply1)]).reason, 'nothing-new');
+  });
+  test('a tool continuation sends the results, the call they answer, and the instruction to continue', () => {
+    const t1: Body = { messages: [user('read a.txt')], tools: [fn('read')] };
+    const call = { id: 'call_1', name: 'read', args: '{"path":"a.txt"}' };
+    const branch = branchAfter(t1, { text: '', toolCalls: [{ id: 'call_1', name: 'read' }] });
+    const t2: Body = { ...t1, messages: [...t1.messages, asst(null, [call]), toolMsg('call_1', 'hello from a.txt')] };
+    const d = decideFor(t2, [branch]);
+    assert.equal(d.decision, 'resume-delta');
+    assert.equal(
+      d.prompt,
+      `tool_call(id: call_1, name: read, args: {"path":"a.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\nhello from a.txt\n\n${CONTINUE_LINE}`,
+    );
+  });
+  test('a tool call with another id than cursor made is a divergence', () => {
+    const t1: Body = { messages: [user('read a.txt')], tools: [fn('read')] };
+    const branch = branchAfter(t1, { text: '', toolCalls: [{ id: 'call_1', name: 'read' }] });
+    const t2: Body = { ...t1, messages: [...t1.messages, asst(null, [{ id: 'call_2', name: 'read' }]), toolMsg('call_2', 'x')] };
+    assert.equal(decideFor(t2, [branch]).reason, 'diverged');
+  });
+  test('an image in the new messages is never sent as a delta', () => {
+    const t3 = { ...turn2, messages: [...turn1.messages, asst('Noted. The port is 8080.'), user([{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }])] };
+    const fresh = decideFor(t3, [branchAfter(turn1, reply1)]);
+    assert.equal(fresh.decision, 'fresh');
+    assert.equal(fresh.reason, 'unsafe-delta');
+    assert.match(fresh.detail, /file or image/);
+    const full = decideFor(t3, [branchAfter(turn1, reply1)], { settings: { unsafeDelta: 'resume-full' } });
+    assert.equal(full.decision, 'resume-full');
+    assert.equal(full.reason, 'unsafe-delta');
+    assert.equal(full.prompt, analysisOf(t3).fullPrompt);
+  });
+  test('a new system or assistant message cannot be a delta', () => {
+    const withSys = { ...turn2, messages: [...turn2.messages.slice(0, 3), sys('new rules'), user('go')] };
+    assert.equal(decideFor(withSys, [branchAfter(turn1, reply1)]).reason, 'unsafe-delta');
+  });
+});
+
+describe('branches', () => {
+  const a2: Body = { ...turn1, messages: [...turn1.messages, asst('Noted. The port is 8080.'), user('use port A')] };
+  const b2: Body = { ...turn1, messages: [...turn1.messages, asst('Noted. The port is 8080.'), user('use port B')] };
+  const branchA = branchAfter(a2, { text: 'A it is' }, { chatId: 'chat-A', updatedAt: 10 });
+  const branchB = branchAfter(b2, { text: 'B it is' }, { chatId: 'chat-B', updatedAt: 20 });
+  test('siblings share an anchor', () => assert.equal(branchA.anchor, branchB.anchor));
+  test('each branch resumes its own chat', () => {
+    const a3 = { ...a2, messages: [...a2.messages, asst('A it is'), user('next A')] };
+    const b3 = { ...b2, messages: [...b2.messages, asst('B it is'), user('next B')] };
+    assert.equal(decideFor(a3, [branchA, branchB]).chatId, 'chat-A');
+    assert.equal(decideFor(b3, [branchA, branchB]).chatId, 'chat-B');
+  });
+  test('a diverging branch never inherits a sibling chat: fresh, and it is recorded as a new branch', () => {
+    const c2 = { ...turn1, messages: [...turn1.messages, asst('Noted. The port is 8080.'), user('use port C')] };
+    const c3 = { ...c2, messages: [...c2.messages, asst('C'), user('and?')] };
+    const d = decideFor(c3, [branchA, branchB]);
+    assert.equal(d.decision, 'fresh');
+    assert.equal(d.reason, 'diverged');
+    assert.equal(d.record, true);
+    assert.equal(d.chatId, null);
+  });
+  test('the branch with the longest proven prefix wins', () => {
+    const short = branchAfter(turn1, reply1, { chatId: 'short', updatedAt: 99 });
+    const a3 = { ...a2, messages: [...a2.messages, asst('A it is'), user('next A')] };
+    assert.equal(decideFor(a3, [short, branchA]).chatId, 'chat-A');
+  });
+});
+
+describe('entry state', () => {
+  const cases: Array<[string, Parameters<typeof branchAfter>[2], string[], string]> = [
+    ['expired', { ttlLeftMs: 0 }, [], 'expired'],
+    ['interrupted', { state: 'unknown' }, [], 'interrupted'],
+    ['leased by another run', { leased: true }, [], 'busy'],
+    ['gone from the chat store', {}, ['c6b62c6f-7ead-4fd6-9922-e952131177ff'], 'chat-missing'],
+  ];
+  for (const [name, overrides, missing, reason] of cases) {
+    test(`${name} → fresh (${reason})`, () => {
+      const d = decideFor(turn2, [branchAfter(turn1, reply1, overrides)], { missing });
+      assert.equal(d.decision, 'fresh');
+      assert.equal(d.reason, reason);
+      assert.equal(d.chatId, null);
+    });
+  }
+  test('no entry', () => assert.equal(decideFor(turn2, []).reason, 'no-entry'));
+  test('no cache', () => {
+    const d = decideFor(turn2, null);
+    assert.equal(d.reason, 'no-cache');
+    assert.equal(d.record, false);
+  });
+  test('the caller chose a chat itself', () => assert.equal(decideFor(turn2, [branchAfter(turn1, reply1)], { callerResume: true }).reason, 'caller-resume'));
+});
+
+describe('chat IDs', () => {
+  for (const bad of ['-chat', 'chat.1', 'a;b', 'a b', 'a\nb', '', '_x', 'x'.repeat(129), '../etc', 'ä', '--resume']) {
+    test(`${JSON.stringify(bad).slice(0, 20)} is refused and never resumed`, () => {
+      assert.equal(isSafeChatId(bad), false);
+      const d = decideFor(turn2, [branchAfter(turn1, reply1, { chatId: bad })]);
+      assert.equal(d.decision, 'fresh');
+      assert.equal(d.reason, 'unsafe-chat-id');
+      assert.equal(d.chatId, null);
+    });
+  }
+  for (const good of ['c6b62c6f-7ead-4fd6-9922-e952131177ff', 'a', 'A_b-9', 'x'.repeat(128)]) {
+    test(`${good.slice(0, 20)} is accepted`, () => assert.equal(isSafeChatId(good), true));
+  }
+});
+
+describe('plain text', () => {
+  test('a pre-flattened prompt goes as it is, fresh, never recorded', () => {
+    const text = 'USER: hello\n\nASSISTANT: hi\n';
+    const analysis = analyze(parseTranscript(text), { workspace: '/w', model: '', sideCallPatterns: PATTERNS });
+    const d = decide({ analysis, settings: ON, callerResume: false, branches: [], missingChats: new Set() });
+    assert.equal(d.decision, 'fresh');
+    assert.equal(d.reason, 'plain-text');
+    assert.equal(d.prompt, text);
+    assert.equal(d.record, false);
+  });
+});

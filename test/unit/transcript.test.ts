@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { decodeInput } from '../../src/transcript/decode.js';
+import { TranscriptError } from '../../src/transcript/errors.js';
+import { parseTranscript } from '../../src/transcript/parse.js';
+import { readInput } from '../../src/transcript/read-input.js';
+
+const u = (content: unknown) => JSON.stringify({ messages: [{ role: 'user', content }] });
+
+describe('bad transcripts: one clear message naming what and where', () => {
+  const cases: Array<[string, string, RegExp]> = [
+    ['empty', '', /stdin is empty/],
+    ['blank', ' \n\t ', /stdin is empty/],
+    ['truncated JSON', '{"messages":[{"role":"user","content":"hi"}]', /not valid JSON/],
+    ['trailing garbage', '{"messages":[{"role":"user","content":"hi"}]} trailing', /not valid JSON/],
+    ['top-level array', '[{"role":"user","content":"hi"}]', /expected a JSON object/],
+    ['no messages or prompt', '{"model":"gpt-5"}', /missing "messages".*or "prompt"/],
+    ['both shapes', '{"messages":[],"prompt":[]}', /both "messages" and "prompt"/],
+    ['messages not an array', '{"messages":{"role":"user"}}', /^messages: expected an array of messages$/],
+    ['no messages at all', '{"messages":[]}', /^messages: expected at least one message$/],
+    ['message not an object', '{"messages":["hi"]}', /^messages\[0\]: expected a message object$/],
+    ['missing role', '{"messages":[{"content":"hi"}]}', /^messages\[0\]\.role: missing "role"/],
+    ['unknown role', '{"messages":[{"role":"robot","content":"hi"}]}', /^messages\[0\]\.role: unknown role "robot"/],
+    ['wrong content type', u(42), /^messages\[0\]\.content: expected a string or an array of parts$/],
+    ['text part without text', u([{ type: 'text' }]), /^messages\[0\]\.content\[0\]\.text: missing; expected a string$/],
+    ['text part with a number', u([{ type: 'text', text: 1 }]), /^messages\[0\]\.content\[0\]\.text: expected a string, got a number$/],
+    ['unknown part type', u([{ type: 'video' }]), /^messages\[0\]\.content\[0\]\.type: unknown part type "video"/],
+    ['part without type', u([{ text: 'x' }]), /^messages\[0\]\.content\[0\]\.type: a part needs a "type"/],
+    ['tool message without tool_call_id', '{"messages":[{"role":"tool","content":"x"}]}', /^messages\[0\]\.tool_call_id: missing/],
+    ['tool_calls not an array', '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":{}}]}', /^messages\[1\]\.tool_calls: expected an array of tool calls$/],
+    ['tool call arguments as an object', '{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":{}}}]}]}', /^messages\[1\]\.tool_calls\[0\]\.function\.arguments: expected a string of JSON arguments$/],
+    ['tools not an array', '{"messages":[{"role":"user","content":"x"}],"tools":{"read":{}}}', /^tools: expected an array of tool definitions$/],
+    ['tool without function', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}', /^tools\[0\]\.function: missing; expected an object$/],
+    ['tool with a numeric name', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":3}}]}', /^tools\[0\]\.function\.name: expected a string, got a number$/],
+    ['AI SDK tool-result without toolName', '{"prompt":[{"role":"tool","content":[{"type":"tool-result","toolCallId":"a"}]}]}', /^prompt\[0\]\.content\[0\]\.toolName: missing/],
+    ['AI SDK tool content as a string', '{"prompt":[{"role":"tool","content":"x"}]}', /^prompt\[0\]\.content: expected an array of tool-result parts$/],
+    ['AI SDK unknown tool type', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"weird"}]}', /^tools\[0\]\.type: expected a tool of type "function" or "provider-defined"$/],
+    ['absurd nesting', `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":${'['.repeat(200)}${']'.repeat(200)}}}]}`, /nested deeper than 64 levels/],
+    ['model that is a flag', '{"messages":[{"role":"user","content":"x"}],"model":"--resume=x"}', /^model: "--resume=x" begins with "-"/],
+    ['workspace that is a flag', '{"messages":[{"role":"user","content":"x"}],"workspace":"-rf"}', /^workspace: "-rf" begins with "-"/],
+    ['relative workspace', '{"messages":[{"role":"user","content":"x"}],"workspace":"src"}', /^workspace: "src" is not an absolute path$/],
+    ['workspace with a newline', '{"messages":[{"role":"user","content":"x"}],"workspace":"/a\\nb"}', /^workspace: contains a control character$/],
+    ['model not a string', '{"messages":[{"role":"user","content":"x"}],"model":["gpt-5"]}', /^model: expected a string, got an array$/],
+    ['empty model', '{"messages":[{"role":"user","content":"x"}],"model":""}', /^model: must not be empty$/],
+  ];
+  for (const [name, input, expected] of cases) {
+    test(name, () => {
+      assert.throws(() => parseTranscript(input), (error: unknown) => {
+        assert.ok(error instanceof TranscriptError, `a TranscriptError, not ${String(error)}`);
+        assert.match(error.message, expected);
+        assert.doesNotMatch(error.message, /\n/);
+        return true;
+      });
+    });
+  }
+});
+
+describe('accepted shapes become one canonical conversation', () => {
+  test('OpenAI body with system, user parts, tool calls and results', () => {
+    const c = parseTranscript(JSON.stringify({
+      model: 'cursor-acp/gpt-5',
+      workspace: '/work/p',
+      sessionId: 'ses_1',
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"p":1}' } }] },
+        { role: 'tool', tool_call_id: 'c1', content: 'out' },
+      ],
+      tools: [{ type: 'function', function: { name: 'read', description: 'r', parameters: { type: 'object' } } }],
+    }));
+    assert.equal(c.shape, 'openai');
+    assert.deepEqual([c.model, c.workspace, c.sessionId], ['cursor-acp/gpt-5', '/work/p', 'ses_1']);
+    assert.deepEqual(c.messages[1]!.parts[1], { type: 'file', mediaType: 'image/png', data: 'data:image/png;base64,AA' });
+    assert.deepEqual(c.messages[2]!.parts, [{ type: 'tool-call', id: 'c1', name: 'read', input: '{"p":1}' }]);
+    // The tool message's name comes from the call it answers.
+    assert.deepEqual(c.messages[3]!.parts, [{ type: 'tool-result', id: 'c1', name: 'read', output: 'out' }]);
+    assert.deepEqual(c.tools, [{ name: 'read', description: 'r', parameters: { type: 'object' } }]);
+  });
+  test('AI SDK prompt with parts', () => {
+    const c = parseTranscript(JSON.stringify({
+      prompt: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'file', data: 'AAAA', mediaType: 'image/png' }] },
+        { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'ok' }, { type: 'tool-call', toolCallId: 't1', toolName: 'bash', input: { cmd: 'ls' } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'bash', output: { type: 'text', value: 'a b' } }] },
+      ],
+      tools: [{ type: 'function', name: 'bash', description: 'run', inputSchema: { type: 'object' } }],
+    }));
+    assert.equal(c.shape, 'ai-sdk');
+    assert.equal(c.messages.length, 4);
+    assert.deepEqual(c.messages[2]!.parts[2], { type: 'tool-call', id: 't1', name: 'bash', input: { cmd: 'ls' } });
+    assert.deepEqual(c.tools[0], { name: 'bash', description: 'run', parameters: { type: 'object' } });
+  });
+  test('plain text that is not JSON is a pre-flattened prompt, kept byte for byte', () => {
+    const text = 'USER: fix the bug\n\n  ';
+    assert.deepEqual(parseTranscript(text), { shape: 'text', text, messages: [], tools: [] });
+  });
+  test('developer role is a system message', () => {
+    assert.equal(parseTranscript('{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"}]}').messages[0]!.role, 'system');
+  });
+  test('keys such as __proto__ and constructor are plain data', () => {
+    const c = parseTranscript('{"messages":[{"role":"user","content":"x","__proto__":{"polluted":1}}],"tools":[{"type":"function","function":{"name":"t","parameters":{"__proto__":{"a":1},"constructor":{"b":2}}}}]}');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    assert.equal(c.messages.length, 1);
+  });
+  test('duplicated keys: the last one wins, as in JSON.parse', () => {
+    assert.equal(parseTranscript('{"messages":[{"role":"user","content":"a","content":"b"}]}').messages[0]!.parts[0]!.type, 'text');
+  });
+});
+
+describe('input bytes', () => {
+  test('a UTF-8 byte-order mark is accepted', () => {
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(u('hé'))]);
+    assert.equal(parseTranscript(decodeInput(bytes)).shape, 'openai');
+  });
+  test('invalid UTF-8 is refused', () => {
+    assert.throws(() => decodeInput(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), /not valid UTF-8/);
+  });
+  test('input over the cap is refused without reading on', async () => {
+    async function* chunks() {
+      for (let i = 0; i < 100; i++) yield Buffer.alloc(1024, 0x61);
+    }
+    await assert.rejects(readInput(chunks(), 10 * 1024), /larger than/);
+    assert.equal((await readInput(chunks(), 200 * 1024)).length, 100 * 1024);
+  });
+});
