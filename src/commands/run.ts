@@ -1,19 +1,268 @@
-// The main job: a transcript on stdin → one cursor-agent turn (or, with --dry-run, its plan).
-import { parseCallerArgs, type CallerArgs } from '../agent/argv.js';
+// The main job: a transcript on stdin → one cursor-agent turn (or, with --dry-run,
+// its plan). Everything the cache touches is best-effort: if the helper cannot be
+// reached the turn runs as a fresh chat with the whole conversation, correctly.
+import { appendFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
+import { missingChats } from '../agent/chat-store.js';
+import { classifyFailure, type FailureKind } from '../agent/failure.js';
+import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
+import { runAgent, type AgentRun } from '../agent/run-agent.js';
 import { resolveWorkspace } from '../agent/workspace.js';
-import { resolveSettings } from '../config.js';
-import { analyzeTurn, dryRunView, planTurn, type TurnContext } from '../plan.js';
+import type { Branch, Outcome } from '../cache/types.js';
+import { resolveSettings, type Settings } from '../config.js';
+import type { HelperClient } from '../helper/client.js';
+import { connectHelper } from '../helper/launcher.js';
+import { analyzeTurn, dryRunView, planTurn, withArgv, type Plan, type TurnContext } from '../plan.js';
+import { isSafeChatId } from '../resume/chat-id.js';
+import type { Analysis } from '../resume/decide.js';
+import { assistantDigest } from '../resume/digests.js';
+import { isResumeEnabled } from '../resume/enabled.js';
+import { REASONS } from '../resume/reasons.js';
 import { decodeInput } from '../transcript/decode.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readInput } from '../transcript/read-input.js';
 
+/** Exit status when the caller closed our stdout early: what a process killed by SIGPIPE reports. */
+const EXIT_STDOUT_CLOSED = signalExit('SIGPIPE');
+
+const OUTCOME_OF: Record<FailureKind, Outcome> = {
+  resume: 'resume-failed',
+  auth: 'auth',
+  quota: 'quota',
+  network: 'network',
+  model: 'model',
+  oom: 'error',
+  signal: 'interrupted',
+  'error-result': 'error',
+  other: 'error',
+};
+
 export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs = parseCallerArgs(argv)): Promise<number> {
-  const { settings } = resolveSettings(process.env, caller.verbose ? { verbose: true } : {});
+  const { settings } = resolveSettings(process.env, {
+    ...(caller.verbose ? { verbose: true } : {}),
+    ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
+  });
+  // cursor-agent's subcommands, a prompt on its command line, an interactive session: not ours to touch.
+  if (caller.positionals.length > 0 || caller.version || (process.stdin.isTTY && !caller.dryRun)) {
+    return passthrough(settings.agent, caller.agentArgs, process.env);
+  }
+  if (process.stdin.isTTY) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
+
+  const started = performance.now();
   const conversation = parseTranscript(decodeInput(await readInput(process.stdin)));
-  const workspace = resolveWorkspace(caller.workspace ?? conversation.workspace ?? '.', process.cwd());
+  const givenWorkspace = caller.workspace ?? conversation.workspace;
+  const workspace = resolveWorkspace(givenWorkspace ?? '.', process.cwd());
   const context: TurnContext = { caller, settings, env: process.env, workspace };
   const analysis = analyzeTurn(conversation, context);
-  const plan = planTurn(analysis, context, { branches: [] });
-  process.stdout.write(`${JSON.stringify(dryRunView(plan))}\n`);
-  return 0;
+  const say = (line: string): void => {
+    if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
+  };
+
+  const usesCache =
+    isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME) &&
+    conversation.shape !== 'text' &&
+    !caller.callerResume &&
+    analysis.anchor !== null &&
+    analysis.sideCall === null;
+  let client: HelperClient | null = null;
+  let branches: Branch[] | null = [];
+  if (usesCache) {
+    const connected = await connectHelper({ start: !caller.dryRun, env: helperEnv(settings) });
+    if (connected.ok) {
+      client = connected.client;
+      try {
+        branches = await client.lookup(analysis.anchor!);
+      } catch (error) {
+        say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
+        client.close();
+        client = null;
+        branches = null;
+      }
+    } else {
+      // A dry run plans against an empty cache when no helper runs; it starts nothing.
+      branches = caller.dryRun && connected.code === 'not-running' ? [] : null;
+      if (branches === null) say(`running without the cache: ${connected.reason}`);
+    }
+  }
+  const missing = branches && branches.length > 0
+    ? missingChats(process.env, [workspace, resolve(givenWorkspace ?? '.')], branches.map((b) => b.chatId))
+    : new Set<string>();
+  let plan = planTurn(analysis, context, { branches, missingChats: missing });
+
+  if (caller.dryRun) {
+    client?.close();
+    process.stdout.write(`${JSON.stringify(dryRunView(plan))}\n`);
+    return 0;
+  }
+
+  try {
+    // A chat Cursor no longer has must not keep its entry.
+    for (const check of plan.checks) {
+      if (check.verdict === 'chat-missing') await client?.evict({ anchor: plan.anchor!, chatId: check.chatId });
+    }
+    plan = await leaseOrReplan(plan, analysis, context, branches, missing, client, say);
+    say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes} bytes`);
+
+    let run = await execute(plan, settings);
+    let failure = failureOf(run, plan);
+    let retried = false;
+    if (plan.decision !== 'fresh' && failure === 'resume') {
+      // The chat is gone: it must never be resumed again.
+      await client?.evict({ anchor: plan.anchor!, chatId: plan.chatId! });
+      if (settings.retryFresh && !run.wroteOutput) {
+        say(`cursor could not resume chat ${plan.chatId} (${run.stopped === 'session-mismatch' ? 'it answered as another chat' : 'a resume error'}); retrying once as a fresh chat with the whole conversation`);
+        plan = withArgv(
+          { ...plan, decision: 'fresh', reason: 'resume-failed', detail: REASONS['resume-failed'], chatId: null, baseVersion: null, prompt: analysis.fullPrompt },
+          analysis,
+          context,
+        );
+        run = await execute(plan, settings);
+        failure = failureOf(run, plan);
+        retried = true;
+      } else {
+        run.flushHeld();
+      }
+    } else {
+      run.flushHeld();
+    }
+
+    if (run.spawnError) {
+      const { code, message } = notFoundMessage(settings.agent, run.spawnError);
+      process.stderr.write(`cursor-resume: ${message}\n`);
+      await client?.release('error', 'ok');
+      writeTrace(settings, plan, { exit: code, failure: 'not-found', retried, started });
+      return code;
+    }
+    if (plan.record && client) await remember(client, plan, analysis, run, failure, say);
+
+    const exit = run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);
+    writeTrace(settings, plan, { exit, failure, retried, started, chatId: run.tap.sessionId });
+    return exit;
+  } finally {
+    client?.close();
+  }
+}
+
+/** Limits from the settings reach a helper this run starts; lower values in the environment (tests) still win. */
+function helperEnv(settings: Settings): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  const ttl = settings.ttlMinutes * 60_000;
+  const givenTtl = Number(env.CURSOR_RESUME_TTL_MS);
+  env.CURSOR_RESUME_TTL_MS = String(Number.isFinite(givenTtl) && givenTtl > 0 ? Math.min(givenTtl, ttl) : ttl);
+  const givenMax = Number(env.CURSOR_RESUME_MAX_ENTRIES);
+  env.CURSOR_RESUME_MAX_ENTRIES = String(Number.isFinite(givenMax) && givenMax > 0 ? Math.min(givenMax, settings.maxEntries) : settings.maxEntries);
+  return env;
+}
+
+/** Takes the lease on the chat to resume; if another run holds it (or it moved), plans again without it. */
+async function leaseOrReplan(
+  plan: Plan,
+  analysis: Analysis,
+  context: TurnContext,
+  branches: Branch[] | null,
+  missing: ReadonlySet<string>,
+  client: HelperClient | null,
+  say: (line: string) => void,
+): Promise<Plan> {
+  let current = plan;
+  let known = branches;
+  while (current.decision !== 'fresh' && client && known) {
+    const lease = await client.lease(current.anchor!, current.chatId!, current.baseVersion!);
+    if (lease.granted) return current;
+    say(`chat ${current.chatId} is not free (${lease.message})`);
+    const taken = current.chatId;
+    known = known.map((b) => (b.chatId === taken ? { ...b, leased: true } : b));
+    current = planTurn(analysis, context, { branches: known, missingChats: missing });
+  }
+  return current;
+}
+
+function execute(plan: Plan, settings: Settings): Promise<AgentRun> {
+  const translate = plan.record && plan.callerFormat !== 'stream-json';
+  return runAgent({
+    agent: settings.agent,
+    argv: plan.argv,
+    prompt: plan.prompt,
+    env: process.env,
+    stdout: translate ? 'hold' : 'stream',
+    ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId! } : {}),
+  }).then((run) => {
+    // For a caller that asked for text or json, print what that format would have printed.
+    if (translate && run.stopped === null && run.tap.resultLine !== undefined) {
+      process.stdout.write(plan.callerFormat === 'json' ? `${run.tap.resultLine}\n` : `${run.tap.resultText ?? ''}\n`);
+      run.wroteOutput = true;
+    }
+    return run;
+  });
+}
+
+/** The failure of a run, counting a resumed chat that answered under another ID as a failed resume. */
+function failureOf(run: AgentRun, plan: Plan): FailureKind | null {
+  if (run.stopped === 'session-mismatch') return 'resume';
+  const failure = classifyFailure({ code: run.code, signal: run.signal, stderr: run.stderr, errorResult: run.tap.isError });
+  if (failure !== null || plan.decision === 'fresh') return failure;
+  return run.tap.sessionId === plan.chatId && !run.tap.sessionChanged ? null : 'resume';
+}
+
+/** Records a successful turn, or tells the helper how the turn of a leased chat ended. */
+async function remember(
+  client: HelperClient,
+  plan: Plan,
+  analysis: Analysis,
+  run: AgentRun,
+  failure: FailureKind | null,
+  say: (line: string) => void,
+): Promise<void> {
+  const { tap } = run;
+  const resumed = plan.decision !== 'fresh';
+  const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
+  const chatId = tap.sessionId;
+  if (complete && isSafeChatId(chatId) && !tap.sessionChanged) {
+    const reply = await client.record({
+      anchor: plan.anchor!,
+      chatId,
+      toolsFingerprint: analysis.toolsFingerprint,
+      workspace: analysis.workspace,
+      model: analysis.model,
+      known: analysis.digests.join('') + assistantDigest(tap.resultText!, tap.toolCalls),
+      baseVersion: resumed ? plan.baseVersion : null,
+      savedBytes: plan.fullPromptBytes - plan.promptBytes,
+      outcome: 'success',
+    });
+    say(reply.recorded ? `recorded chat ${chatId} (${analysis.digests.length + 1} messages known)` : `not recorded: ${reply.message}`);
+    return;
+  }
+  if (complete) say(`not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(chatId)}`}`);
+  if (!resumed) return;
+  if (failure === 'resume') return; // already evicted
+  // The chat's history is unknown once the model began answering, or when the turn was cut short.
+  const unknown = tap.answerStarted || run.signal !== null || run.stopped !== null;
+  await client.release(failure ? OUTCOME_OF[failure] : run.stopped ? 'interrupted' : 'error', unknown ? 'unknown' : 'ok');
+}
+
+function writeTrace(
+  settings: Settings,
+  plan: Plan,
+  end: { exit: number; failure: string | null; retried: boolean; started: number; chatId?: unknown },
+): void {
+  if (settings.trace === '') return;
+  const line = {
+    time: new Date().toISOString(),
+    anchor: plan.anchor,
+    decision: plan.decision,
+    reason: plan.reason,
+    chatId: isSafeChatId(end.chatId) ? end.chatId : plan.chatId,
+    promptBytes: plan.promptBytes,
+    fullPromptBytes: plan.fullPromptBytes,
+    exit: end.exit,
+    failure: end.failure,
+    retried: end.retried,
+    durationMs: Math.round(performance.now() - end.started),
+  };
+  try {
+    appendFileSync(settings.trace, `${JSON.stringify(line)}\n`);
+  } catch (error) {
+    process.stderr.write(`cursor-resume: cannot append to the trace file ${settings.trace}: ${(error as Error).message}\n`);
+  }
 }

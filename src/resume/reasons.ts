@@ -16,6 +16,7 @@ export const REASONS = {
   'chat-missing': "the chat is gone from Cursor's chat store",
   busy: 'another run is driving this chat right now',
   'unsafe-delta': 'the new messages cannot be sent faithfully as text',
+  'resume-failed': 'cursor-agent could not resume the chat, so the turn was run again as a fresh chat',
   delta: 'the chat knows every earlier message: only the new ones are sent',
 } as const;
 

@@ -1,0 +1,140 @@
+// Reads cursor-agent's stream-json as it passes by, never changing it: the chat ID,
+// the result, cursor's reply (for the prefix proof of the next turn), and signs of
+// trouble. Memory stays flat whatever the agent prints: only one line is held at a
+// time, and a line longer than the cap is skipped rather than buffered.
+import type { ReplyToolCall } from '../resume/digests.js';
+
+/** Lines longer than this are passed through but not parsed. */
+export const MAX_TAP_LINE = 8 * 1024 * 1024;
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** cursor-agent's tool kinds: `function` carries a name; `readToolCall` and the like name themselves. */
+function toolName(toolCall: unknown): string {
+  if (!isObject(toolCall)) return 'unknown';
+  const fn = toolCall.function;
+  if (isObject(fn) && typeof fn.name === 'string') return fn.name;
+  const kind = Object.keys(toolCall)[0] ?? 'unknown';
+  return kind.endsWith('ToolCall') ? kind.slice(0, -'ToolCall'.length) : kind;
+}
+
+export class StreamTap {
+  /** The first session_id seen. */
+  sessionId: unknown = undefined;
+  /** A later event named another session_id, or one was not a string. */
+  sessionChanged = false;
+  lines = 0;
+  malformedLines = 0;
+  oversizedLines = 0;
+  /** The model began answering (anything after init): the chat has changed. */
+  answerStarted = false;
+  results = 0;
+  isError = false;
+  /** The last result event's text and its raw line (what `--output-format json` prints). */
+  resultText: string | undefined = undefined;
+  resultLine: string | undefined = undefined;
+  readonly toolCalls: ReplyToolCall[] = [];
+
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private skipping = false;
+  private firstLineListener: ((line: string | undefined) => void) | undefined;
+
+  /** Called once, with the first complete line (or undefined if the stream ends without one). */
+  onFirstLine(listener: (line: string | undefined) => void): void {
+    this.firstLineListener = listener;
+  }
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
+      this.take(chunk.subarray(start, nl));
+      this.finishLine();
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.take(chunk.subarray(start));
+  }
+
+  end(): void {
+    if (this.pendingBytes > 0 || this.skipping) this.finishLine();
+    this.announceFirst(undefined);
+  }
+
+  private take(part: Buffer): void {
+    if (this.skipping) return;
+    if (this.pendingBytes + part.length > MAX_TAP_LINE) {
+      this.skipping = true;
+      this.pending = [];
+      this.pendingBytes = 0;
+      return;
+    }
+    // Copy: the chunk's memory belongs to the stream.
+    this.pending.push(Buffer.from(part));
+    this.pendingBytes += part.length;
+  }
+
+  private finishLine(): void {
+    const skipped = this.skipping;
+    const line = skipped ? undefined : Buffer.concat(this.pending, this.pendingBytes).toString('utf8');
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.skipping = false;
+    this.lines++;
+    if (skipped) {
+      this.oversizedLines++;
+      this.announceFirst('');
+      return;
+    }
+    this.announceFirst(line!);
+    this.parse(line!);
+  }
+
+  private announceFirst(line: string | undefined): void {
+    const listener = this.firstLineListener;
+    this.firstLineListener = undefined;
+    listener?.(line);
+  }
+
+  private parse(line: string): void {
+    if (line.trim() === '') return;
+    let event: unknown;
+    try {
+      event = JSON.parse(line);
+    } catch {
+      this.malformedLines++;
+      return;
+    }
+    if (!isObject(event)) {
+      this.malformedLines++;
+      return;
+    }
+    if ('session_id' in event) this.noteSession(event.session_id);
+    switch (event.type) {
+      case 'system':
+        return;
+      case 'result':
+        this.answerStarted = true;
+        this.results++;
+        this.isError ||= event.is_error === true || event.subtype === 'error';
+        this.resultText = typeof event.result === 'string' ? event.result : undefined;
+        this.resultLine = line;
+        return;
+      case 'tool_call':
+        this.answerStarted = true;
+        if (event.subtype === 'started' && typeof event.call_id === 'string') {
+          this.toolCalls.push({ id: event.call_id, name: toolName(event.tool_call) });
+        }
+        return;
+      default:
+        this.answerStarted = true;
+    }
+  }
+
+  private noteSession(id: unknown): void {
+    if (typeof id !== 'string') this.sessionChanged = true;
+    if (this.sessionId === undefined) this.sessionId = id;
+    else if (id !== this.sessionId) this.sessionChanged = true;
+  }
+}
