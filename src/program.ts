@@ -1,5 +1,6 @@
 // The commander program: our own subcommands and the help a person reads.
 import { Command, CommanderError } from 'commander';
+import { addHelperCommand } from './commands/helper.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -28,6 +29,7 @@ Examples:
   cursor-resume --dry-run --model gpt-5 < body.json
   cursor-resume inspect --transcript body.json`,
     );
+  addHelperCommand(program);
   return program;
 }
 

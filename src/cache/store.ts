@@ -1,0 +1,313 @@
+// The resume cache itself: branches of conversations in memory, with a time to
+// live, a maximum number of entries (least recently used evicted first), leases
+// for turns in flight and compare-and-set records. Pure: no I/O, no sockets and no
+// timers of its own, so the helper daemon and the in-process `simulate` command
+// share exactly the same behaviour.
+import { LRUCache } from 'lru-cache';
+import type { Branch, BranchRecord, Outcome } from './types.js';
+
+/** The seed's limits; they may be lowered (tests, advanced use), never raised. */
+export const MAX_TTL_MS = 60 * 60 * 1000;
+export const MAX_ENTRIES = 64;
+
+export interface Limits {
+  ttlMs: number;
+  maxEntries: number;
+}
+
+/**
+ * Clamps requested limits into [1, seed limit]; anything missing or not a
+ * positive number falls back to the seed limit, so a typo never widens the cache.
+ */
+export function clampLimits(requested: Partial<Limits> = {}): Limits {
+  return {
+    ttlMs: clampInt(requested.ttlMs, 1, MAX_TTL_MS),
+    maxEntries: clampInt(requested.maxEntries, 1, MAX_ENTRIES),
+  };
+}
+
+function clampInt(value: number | undefined, min: number, max: number): number {
+  if (value === undefined || !Number.isFinite(value) || value <= 0) return max;
+  return Math.min(Math.max(Math.floor(value), min), max);
+}
+
+export interface StoreOptions extends Partial<Limits> {
+  /** Monotonic milliseconds for expiry (default: lru-cache's `performance.now`). Tests inject one. */
+  clock?: () => number;
+  /** Wall-clock milliseconds for `createdAt`/`updatedAt`, display only (default `Date.now`). */
+  wallClock?: () => number;
+}
+
+/** A record of a turn that just ran. `savedBytes` is added to the branch's `bytesSaved`. */
+export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
+  /**
+   * The branch version this turn started from (`Branch.version` from lookup), or
+   * null for a chat that did not exist before this turn.
+   */
+  baseVersion: number | null;
+  /** Prompt bytes this turn saved against sending the full prompt. */
+  savedBytes: number;
+  /** Default 'success'. */
+  outcome?: Outcome;
+  /** Default 'ok': a recorded turn's chat state is known. */
+  state?: Branch['state'];
+}
+
+export type LeaseRefusal = 'busy' | 'stale' | 'gone';
+export type RecordRefusal = 'conflict' | 'gone' | 'busy';
+
+export type LeaseResult =
+  | { granted: true; branch: Branch }
+  | { granted: false; reason: LeaseRefusal; message: string };
+
+export type RecordResult =
+  | { recorded: true; branch: Branch }
+  | { recorded: false; reason: RecordRefusal; message: string };
+
+export interface StoreStats extends Limits {
+  /** Live branches (each branch is one entry). */
+  entries: number;
+  anchors: number;
+  leases: number;
+}
+
+/** What the store keeps; `ttlLeftMs` and `leased` are filled in when read. */
+type Stored = Omit<Branch, 'ttlLeftMs' | 'leased'>;
+
+const keyOf = (anchor: string, chatId: string): string => `${anchor}/${chatId}`;
+
+export class BranchStore {
+  readonly limits: Limits;
+  readonly #cache: LRUCache<string, Stored>;
+  /** anchor → chat IDs of its branches (including expired ones not yet dropped). */
+  readonly #index = new Map<string, Set<string>>();
+  /** branch key → the holder of its lease. */
+  readonly #leases = new Map<string, string>();
+  /** holder → branch keys it leases. */
+  readonly #held = new Map<string, Set<string>>();
+  readonly #wallClock: () => number;
+  /**
+   * Versions come from one counter for the whole store, so a branch that was
+   * evicted and recreated can never match a version someone read before.
+   */
+  #lastVersion = 0;
+
+  constructor(options: StoreOptions = {}) {
+    this.limits = clampLimits(options);
+    this.#wallClock = options.wallClock ?? Date.now;
+    const clock = options.clock;
+    this.#cache = new LRUCache<string, Stored>({
+      max: this.limits.maxEntries,
+      ttl: this.limits.ttlMs,
+      // No cached "now": it would need a timer, and an injected clock must be read every time.
+      ttlResolution: 0,
+      // lru-cache treats a start time of 0 as "no TTL"; keep an injected clock off 0.
+      ...(clock ? { perf: { now: () => clock() + 1 } } : {}),
+      dispose: (value, key, reason) => {
+        // 'set' replaces the value under the same key: the branch stays.
+        if (reason !== 'set') this.#forget(value.anchor, value.chatId, key);
+      },
+    });
+  }
+
+  /**
+   * The anchor's branches, most recently updated first. A branch that expired is
+   * returned once with `ttlLeftMs <= 0` (so the caller can say "expired") and
+   * dropped. Reading a branch makes it the most recently used.
+   */
+  lookup(anchor: string): Branch[] {
+    const chatIds = this.#index.get(anchor);
+    if (!chatIds) return [];
+    const found: Branch[] = [];
+    for (const chatId of [...chatIds]) {
+      const key = keyOf(anchor, chatId);
+      const ttlLeftMs = this.#cache.getRemainingTTL(key);
+      const value = this.#cache.get(key, { allowStale: true });
+      if (!value) continue;
+      if (ttlLeftMs <= 0) this.#cache.delete(key);
+      found.push(this.#view(key, value, ttlLeftMs));
+    }
+    return found.sort((a, b) => b.updatedAt - a.updatedAt || b.version - a.version);
+  }
+
+  /**
+   * Leases a branch for one turn: nobody else may lease or record it until the
+   * holder records or releases. `version` is the one the caller looked up, so a
+   * decision made on an older state is refused ('stale').
+   */
+  lease(anchor: string, chatId: string, version: number, holder: string): LeaseResult {
+    const key = keyOf(anchor, chatId);
+    const value = this.#cache.get(key);
+    if (!value) {
+      return { granted: false, reason: 'gone', message: `branch ${chatId} of ${anchor} is not in the cache (expired, evicted or never recorded)` };
+    }
+    const current = this.#leases.get(key);
+    if (current !== undefined && current !== holder) {
+      return { granted: false, reason: 'busy', message: `a turn of chat ${chatId} is running now` };
+    }
+    if (value.version !== version) {
+      return { granted: false, reason: 'stale', message: `branch ${chatId} moved from version ${version} to ${value.version}; look it up again` };
+    }
+    this.#leases.set(key, holder);
+    let keys = this.#held.get(holder);
+    if (!keys) this.#held.set(holder, (keys = new Set()));
+    keys.add(key);
+    return { granted: true, branch: this.#view(key, value) };
+  }
+
+  /**
+   * Ends every lease `holder` has. With an outcome, each leased branch takes that
+   * outcome and state (and a new version, so decisions made before are stale);
+   * without one the branches stay as they were. Returns how many leases ended.
+   * A holder that vanished is released with ('interrupted', 'unknown').
+   */
+  release(holder: string, outcome?: Outcome, state?: Branch['state']): number {
+    const keys = this.#held.get(holder);
+    if (!keys) return 0;
+    this.#held.delete(holder);
+    for (const key of keys) {
+      this.#leases.delete(key);
+      if (outcome === undefined && state === undefined) continue;
+      const value = this.#cache.get(key, { allowStale: false, updateAgeOnGet: false });
+      if (!value) continue;
+      this.#cache.set(
+        key,
+        {
+          ...value,
+          lastOutcome: outcome ?? value.lastOutcome,
+          state: state ?? value.state,
+          version: ++this.#lastVersion,
+          updatedAt: this.#wallClock(),
+        },
+        // A failed or interrupted turn does not extend the branch's life.
+        { noUpdateTTL: true },
+      );
+    }
+    return keys.size;
+  }
+
+  /**
+   * Records a turn with compare-and-set: `baseVersion` must equal the stored
+   * branch's version ('conflict' otherwise, 'gone' when it is no longer cached);
+   * null creates the branch, or replaces one with the same chat ID (a chat that
+   * Cursor just created is new by definition). A branch leased by another holder
+   * is refused ('busy'). Any record attempt ends `holder`'s lease on that branch.
+   */
+  record(input: RecordInput, holder?: string): RecordResult {
+    const key = keyOf(input.anchor, input.chatId);
+    const leasedBy = this.#leases.get(key);
+    if (holder !== undefined && leasedBy === holder) this.#endLease(key, holder);
+    if (leasedBy !== undefined && leasedBy !== holder) {
+      return { recorded: false, reason: 'busy', message: `a turn of chat ${input.chatId} is running now` };
+    }
+    const existing = this.#cache.get(key, { updateAgeOnGet: false });
+    if (input.baseVersion !== null) {
+      if (!existing) {
+        return { recorded: false, reason: 'gone', message: `branch ${input.chatId} of ${input.anchor} is no longer cached; record it as new (baseVersion null) if its whole known sequence is in this record` };
+      }
+      if (existing.version !== input.baseVersion) {
+        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} is at version ${existing.version}, not ${input.baseVersion}: another turn recorded first` };
+      }
+    }
+    const now = this.#wallClock();
+    const base = input.baseVersion !== null ? existing : undefined;
+    const value: Stored = {
+      anchor: input.anchor,
+      chatId: input.chatId,
+      toolsFingerprint: input.toolsFingerprint,
+      workspace: input.workspace,
+      model: input.model,
+      known: input.known,
+      bytesSaved: (base?.bytesSaved ?? 0) + Math.max(0, input.savedBytes),
+      version: ++this.#lastVersion,
+      turns: (base?.turns ?? 0) + 1,
+      state: input.state ?? 'ok',
+      lastOutcome: input.outcome ?? 'success',
+      createdAt: base?.createdAt ?? now,
+      updatedAt: now,
+    };
+    this.#cache.set(key, value);
+    // The set may have evicted the least recently used branch; index this one after it.
+    let chatIds = this.#index.get(input.anchor);
+    if (!chatIds) this.#index.set(input.anchor, (chatIds = new Set()));
+    chatIds.add(input.chatId);
+    return { recorded: true, branch: this.#view(key, value) };
+  }
+
+  /** Drops every branch of every anchor starting with `anchorPrefix` (non-empty). Returns how many. */
+  evict(anchorPrefix: string): number {
+    if (anchorPrefix === '') throw new Error('evict: empty anchor prefix; use evictAll() to drop everything');
+    let count = 0;
+    for (const [anchor, chatIds] of [...this.#index]) {
+      if (!anchor.startsWith(anchorPrefix)) continue;
+      for (const chatId of [...chatIds]) if (this.#cache.delete(keyOf(anchor, chatId))) count++;
+    }
+    return count;
+  }
+
+  /** Drops one branch. Returns 1 if it was cached, else 0. */
+  evictBranch(anchor: string, chatId: string): number {
+    return this.#cache.delete(keyOf(anchor, chatId)) ? 1 : 0;
+  }
+
+  /** Drops everything. Returns how many branches there were. */
+  evictAll(): number {
+    let count = 0;
+    for (const key of [...this.#cache.keys()]) if (this.#cache.delete(key)) count++;
+    this.#cache.clear();
+    return count;
+  }
+
+  /** Live branches, most recently used first. Does not change recency. */
+  list(): Branch[] {
+    const out: Branch[] = [];
+    for (const [key, value] of this.#cache.entries()) out.push(this.#view(key, value));
+    return out;
+  }
+
+  /** Live branches (expired ones not yet dropped are not counted). */
+  get size(): number {
+    let n = 0;
+    for (const _ of this.#cache.keys()) n++;
+    return n;
+  }
+
+  stats(): StoreStats {
+    const anchors = new Set<string>();
+    let entries = 0;
+    for (const [, value] of this.#cache.entries()) {
+      entries++;
+      anchors.add(value.anchor);
+    }
+    return { entries, anchors: anchors.size, leases: this.#leases.size, ...this.limits };
+  }
+
+  /** How many leases `holder` has now. */
+  leasesOf(holder: string): number {
+    return this.#held.get(holder)?.size ?? 0;
+  }
+
+  /** Drops expired branches now (the helper calls this periodically so nothing outlives its TTL in memory). */
+  prune(): void {
+    this.#cache.purgeStale();
+  }
+
+  #view(key: string, value: Stored, ttlLeftMs = this.#cache.getRemainingTTL(key)): Branch {
+    return { ...value, ttlLeftMs, leased: this.#leases.has(key) };
+  }
+
+  #endLease(key: string, holder: string): void {
+    this.#leases.delete(key);
+    const keys = this.#held.get(holder);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#held.delete(holder);
+  }
+
+  #forget(anchor: string, chatId: string, key: string): void {
+    const chatIds = this.#index.get(anchor);
+    chatIds?.delete(chatId);
+    if (chatIds?.size === 0) this.#index.delete(anchor);
+    const holder = this.#leases.get(key);
+    if (holder !== undefined) this.#endLease(key, holder);
+  }
+}

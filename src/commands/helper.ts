@@ -1,0 +1,155 @@
+// `cursor-resume helper start|stop|status`: the helper, for people.
+//   start   starts it unless it runs (replacing one of another version); exit 0, or 1 if it cannot.
+//   stop    stops it (any version); none running is fine; exit 0, or 1 if it would not stop.
+//   status  shows it; exit 0 when it runs, 3 when it does not (as `systemctl status`),
+//           1 when the runtime dir is unusable. Never starts one.
+import { Chalk } from 'chalk';
+import type { Command } from 'commander';
+import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
+import type { StatsReply } from '../helper/protocol.js';
+import { VERSION } from '../version.js';
+import { PROTOCOL_VERSION } from '../helper/protocol.js';
+
+export const EXIT_NOT_RUNNING = 3;
+
+export function addHelperCommand(program: Command): Command {
+  const helper = program
+    .command('helper')
+    .description('the memory-only cache helper: start, stop or show it')
+    .addHelpText(
+      'after',
+      `
+The helper keeps resume state (hashes, chat IDs, counts, times; never message text) in memory
+behind a Unix socket, helper.sock, in $CURSOR_RESUME_RUNTIME_DIR (default $XDG_RUNTIME_DIR/cursor-resume,
+else <tmpdir>/cursor-resume-<uid>), a private 0700 folder. A run that needs it starts it. It exits by
+itself after 5 minutes with no connections and an empty cache, and on SIGTERM, SIGINT or SIGHUP.
+
+Exit status of status: 0 running, 3 not running, 1 the runtime dir cannot be used.
+
+Limits, read when the helper starts (tests and advanced use; they can only be lowered):
+  CURSOR_RESUME_TTL_MS        life of an entry after its last turn (default and maximum 3600000)
+  CURSOR_RESUME_MAX_ENTRIES   entries kept, least recently used evicted first (default and maximum 64)
+  CURSOR_RESUME_IDLE_MS       idle time before the helper exits (default 300000, 100 to 3600000)`,
+    );
+
+  helper
+    .command('start')
+    .description('start the helper unless it is running')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { json?: boolean }) => {
+      const result = await connectHelper({ start: true });
+      if (!result.ok) {
+        fail(`cannot start the helper: ${result.reason}`);
+        return;
+      }
+      result.client.close();
+      const { pid, version } = result.server;
+      if (options.json) {
+        print({ running: true, started: result.started, replaced: result.replaced, pid, version, socketPath: result.paths.socket });
+        return;
+      }
+      const what = result.started ? (result.replaced ? 'replaced a helper of another version and started' : 'started') : 'already running';
+      process.stdout.write(`helper ${what}: pid ${pid}, version ${version}, socket ${result.paths.socket}\n`);
+    });
+
+  helper
+    .command('stop')
+    .description('stop the helper (its cache is lost); fine if none runs')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { json?: boolean }) => {
+      const result = await stopHelper();
+      if (!result.ok) {
+        fail(`cannot stop the helper: ${result.reason}`);
+        return;
+      }
+      if (options.json) {
+        print(result.stopped ? { stopped: true, pid: result.pid, version: result.version } : { stopped: false });
+        return;
+      }
+      process.stdout.write(result.stopped ? `helper stopped (pid ${result.pid})\n` : 'no helper running\n');
+    });
+
+  helper
+    .command('status')
+    .description('show pid, version, uptime, socket, entries and memory; exit 3 if not running')
+    .option('--json', 'print one JSON object')
+    .action(async (options: { json?: boolean }) => {
+      const probe = await probeHelper();
+      if (!probe.running) {
+        if ('error' in probe) {
+          fail(`cannot reach the helper: ${probe.error}`);
+          return;
+        }
+        if (options.json) print({ running: false, socketPath: probe.paths.socket });
+        else process.stdout.write(`no helper running (socket ${probe.paths.socket})\n`);
+        process.exitCode = EXIT_NOT_RUNNING;
+        return;
+      }
+      const { pid, version, protocol } = probe.hello;
+      const current = version === VERSION && protocol === PROTOCOL_VERSION;
+      let stats: StatsReply;
+      try {
+        stats = await probe.client.stats();
+      } catch (error) {
+        if (!current) {
+          // A helper of another version may not know our stats: say what its hello told.
+          if (options.json) print({ running: true, current, pid, version, protocol, socketPath: probe.paths.socket });
+          else process.stdout.write(`helper running: pid ${pid}, version ${version} (protocol ${protocol}); this cursor-resume is ${VERSION}: the next run replaces it\n`);
+          return;
+        }
+        fail(`the helper (pid ${pid}) did not answer: ${(error as Error).message}`);
+        return;
+      } finally {
+        probe.client.close();
+      }
+      if (options.json) {
+        print({ running: true, current, ...stats });
+        return;
+      }
+      process.stdout.write(formatStatus(stats, current));
+    });
+
+  return helper;
+}
+
+function formatStatus(stats: StatsReply, current: boolean): string {
+  // Colour only for people: a terminal, and NO_COLOR unset.
+  const chalk = process.stdout.isTTY && process.env.NO_COLOR === undefined ? new Chalk() : new Chalk({ level: 0 });
+  const note = current ? '' : chalk.yellow(`  (this cursor-resume is ${VERSION}: the next run replaces it)`);
+  const rows: [string, string][] = [
+    ['helper', chalk.green('running')],
+    ['pid', String(stats.pid)],
+    ['version', `${stats.version} (protocol ${stats.protocol})${note}`],
+    ['uptime', duration(stats.uptimeMs)],
+    ['socket', stats.socketPath],
+    ['entries', `${stats.entries} of ${stats.limits.maxEntries} (${stats.anchors} anchors, ${stats.leases} leased)`],
+    ['lifetime', `${duration(stats.limits.ttlMs)} per entry`],
+    ['idle exit', `after ${duration(stats.limits.idleMs)} with no connections and an empty cache`],
+    ['connections', String(stats.connections)],
+    ['memory', `rss ${mib(stats.memory.rss)}, heap used ${mib(stats.memory.heapUsed)}`],
+  ];
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `${chalk.bold(label.padEnd(width))}  ${value}\n`).join('');
+}
+
+function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  let s = Math.floor(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  s %= 60;
+  return [h ? `${h}h` : '', m ? `${m}m` : '', s || (!h && !m) ? `${s}s` : ''].filter(Boolean).join(' ');
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+function print(value: object): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function fail(message: string): void {
+  process.stderr.write(`cursor-resume: ${message}\n`);
+  process.exitCode = 1;
+}

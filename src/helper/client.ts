@@ -1,0 +1,266 @@
+// One connection to the helper. A run keeps it for its whole turn (lookup,
+// lease, ..., record or release), because a lease lives as long as the
+// connection that took it. Every call is one round trip with a bounded wait:
+// the helper can never hang a run.
+import net from 'node:net';
+import type { Branch, Outcome } from '../cache/types.js';
+import { VERSION } from '../version.js';
+import { LineReader, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode } from './protocol.js';
+import type {
+  BranchSummary,
+  EvictTarget,
+  HelloReply,
+  LeaseReply,
+  Op,
+  RecordReply,
+  RecordRequest,
+  ReplyPayloads,
+  StatsReply,
+} from './protocol.js';
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 250;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 500;
+
+export type HelperErrorCode =
+  /** Nothing listens on the socket (no helper, or a dead one's socket file). */
+  | 'not-running'
+  | 'timeout'
+  /** The connection closed before the reply came. */
+  | 'closed'
+  | 'version-mismatch'
+  | 'bad-reply'
+  /** Connection-level errors (EACCES, ...). */
+  | 'connect-failed'
+  /** An error reply from the helper carries its own code (bad-request, too-many-connections, ...). */
+  | (string & {});
+
+export class HelperError extends Error {
+  override name = 'HelperError';
+  constructor(
+    readonly code: HelperErrorCode,
+    message: string,
+    /** For 'version-mismatch': what the helper said. */
+    readonly server?: HelloReply,
+  ) {
+    super(message);
+  }
+}
+
+export interface ClientOptions {
+  connectTimeoutMs?: number;
+  requestTimeoutMs?: number;
+}
+
+interface Pending {
+  op: Op;
+  resolve: (value: Record<string, unknown>) => void;
+  reject: (error: HelperError) => void;
+  timer: NodeJS.Timeout;
+}
+
+export class HelperClient {
+  readonly socketPath: string;
+  /** The helper's hello, once `hello()` ran. */
+  server: HelloReply | undefined;
+  readonly #connectTimeoutMs: number;
+  readonly #requestTimeoutMs: number;
+  #socket: net.Socket | undefined;
+  #reader = new LineReader(MAX_REPLY_BYTES);
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #closed = false;
+
+  private constructor(socketPath: string, options: ClientOptions) {
+    this.socketPath = socketPath;
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  }
+
+  /** Connects (no hello yet). Rejects with HelperError 'not-running', 'timeout' or 'connect-failed'. */
+  static async connect(socketPath: string, options: ClientOptions = {}): Promise<HelperClient> {
+    const client = new HelperClient(socketPath, options);
+    await client.#open();
+    return client;
+  }
+
+  /**
+   * Exchanges versions. With `check` (default), a helper speaking another
+   * protocol or package version is refused with 'version-mismatch' (the error's
+   * `server` says which); the launcher then replaces it.
+   */
+  async hello(check = true): Promise<HelloReply> {
+    const reply = await this.request('hello', { protocol: PROTOCOL_VERSION, version: VERSION });
+    this.server = reply;
+    if (check && !isSameVersion(reply)) {
+      throw new HelperError(
+        'version-mismatch',
+        `the helper speaks protocol ${reply.protocol}, version ${reply.version}; this is protocol ${PROTOCOL_VERSION}, version ${VERSION}`,
+        reply,
+      );
+    }
+    return reply;
+  }
+
+  /** The anchor's branches, most recently updated first; an expired one comes once with ttlLeftMs <= 0. */
+  async lookup(anchor: string): Promise<Branch[]> {
+    return (await this.request('lookup', { anchor })).branches;
+  }
+
+  /** Leases a branch for this turn, for as long as this connection stays open or until record/release. */
+  lease(anchor: string, chatId: string, version: number): Promise<LeaseReply> {
+    return this.request('lease', { anchor, chatId, version });
+  }
+
+  /** Ends this connection's leases; with an outcome, the leased branches take it (and state). */
+  async release(outcome?: Outcome, state?: Branch['state']): Promise<number> {
+    return (await this.request('release', { outcome, state })).released;
+  }
+
+  /** Records a turn (compare-and-set on `baseVersion`); ends this connection's lease on that branch. */
+  record(record: RecordRequest): Promise<RecordReply> {
+    return this.request('record', { record });
+  }
+
+  async evict(target: EvictTarget): Promise<number> {
+    return (await this.request('evict', { ...target })).evicted;
+  }
+
+  /** Every live branch without its digests (`knownCount` instead). */
+  async list(): Promise<BranchSummary[]> {
+    return (await this.request('list', {})).branches;
+  }
+
+  stats(): Promise<StatsReply> {
+    return this.request('stats', {});
+  }
+
+  /** Asks the helper to exit; resolves once it acknowledged. */
+  async shutdown(): Promise<void> {
+    await this.request('shutdown', {});
+    this.close();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#socket?.destroy();
+    this.#socket = undefined;
+  }
+
+  /**
+   * One request, one reply. If the helper closed this connection meanwhile (it
+   * closes idle connections that hold no lease), it is opened again first; a
+   * lease lost that way was already released as interrupted by the helper, and
+   * the next record of that branch is refused, never silently applied.
+   */
+  async request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
+    if (this.#closed) throw new HelperError('closed', 'this helper client was closed');
+    if (!this.#socket || this.#socket.destroyed) await this.#open();
+    const socket = this.#socket!;
+    const id = this.#nextId++;
+    const line = encode({ id, op, ...withoutUndefined(fields) });
+    return new Promise<ReplyPayloads[K]>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        // A late reply would be ambiguous: drop the connection (and with it any lease).
+        this.#failAll(new HelperError('timeout', `the helper did not answer ${op} within ${this.#requestTimeoutMs} ms`));
+        socket.destroy();
+      }, this.#requestTimeoutMs);
+      this.#pending.set(id, { op, resolve: resolve as Pending['resolve'], reject, timer });
+      // Keep the process alive only while a reply is awaited.
+      socket.ref();
+      socket.write(line);
+    });
+  }
+
+  #open(): Promise<void> {
+    this.#reader = new LineReader(MAX_REPLY_BYTES);
+    return new Promise((resolve, reject) => {
+      const socket = net.createConnection(this.socketPath);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new HelperError('timeout', `connecting to the helper at ${this.socketPath} took over ${this.#connectTimeoutMs} ms`));
+      }, this.#connectTimeoutMs);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.off('error', onConnectError);
+        socket.on('error', () => {
+          // reported through 'close' to whoever waits for a reply
+        });
+        socket.on('data', (chunk: Buffer) => this.#onData(chunk));
+        socket.on('close', () => {
+          if (this.#socket === socket) this.#socket = undefined;
+          this.#failAll(new HelperError('closed', 'the helper closed the connection before answering'));
+        });
+        socket.unref();
+        this.#socket = socket;
+        resolve();
+      });
+      const onConnectError = (error: NodeJS.ErrnoException): void => {
+        clearTimeout(timer);
+        const missing = error.code === 'ENOENT' || error.code === 'ECONNREFUSED';
+        reject(
+          new HelperError(
+            missing ? 'not-running' : 'connect-failed',
+            missing ? `no helper answers at ${this.socketPath}` : `cannot connect to the helper at ${this.socketPath}: ${error.message}`,
+          ),
+        );
+      };
+      socket.once('error', onConnectError);
+    });
+  }
+
+  #onData(chunk: Buffer): void {
+    const { lines, overflow } = this.#reader.push(chunk);
+    for (const line of lines) this.#onReply(line);
+    if (overflow) {
+      this.#failAll(new HelperError('bad-reply', `a helper reply went over ${MAX_REPLY_BYTES} bytes`));
+      this.#socket?.destroy();
+    }
+  }
+
+  #onReply(line: string): void {
+    let reply: { id?: unknown; ok?: unknown; error?: { code?: unknown; message?: unknown } };
+    try {
+      reply = JSON.parse(line);
+    } catch {
+      this.#failAll(new HelperError('bad-reply', 'the helper sent a reply that is not JSON'));
+      this.#socket?.destroy();
+      return;
+    }
+    const error = reply.ok === false ? new HelperError(String(reply.error?.code ?? 'error'), String(reply.error?.message ?? 'the helper refused the request')) : undefined;
+    const pending = typeof reply.id === 'number' ? this.#pending.get(reply.id) : undefined;
+    if (!pending) {
+      // An error not tied to a request (too many connections, shutting down) concerns all of them.
+      if (error) this.#failAll(error);
+      return;
+    }
+    this.#settle(reply.id as number);
+    if (error) pending.reject(error);
+    else {
+      const { id: _id, ok: _ok, ...payload } = reply;
+      pending.resolve(payload);
+    }
+  }
+
+  #settle(id: number): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    this.#pending.delete(id);
+    if (this.#pending.size === 0) this.#socket?.unref();
+  }
+
+  #failAll(error: HelperError): void {
+    for (const [id, pending] of [...this.#pending]) {
+      this.#settle(id);
+      pending.reject(error);
+    }
+  }
+}
+
+export function isSameVersion(hello: Pick<HelloReply, 'protocol' | 'version'>): boolean {
+  return hello.protocol === PROTOCOL_VERSION && hello.version === VERSION;
+}
+
+function withoutUndefined(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}

@@ -1,0 +1,121 @@
+// Where the helper's socket and start lock live, and making sure that folder is
+// private: created 0700, and an existing one that someone else could have
+// prepared (a symlink, not a directory, another owner) is refused, never used.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export const SOCKET_NAME = 'helper.sock';
+export const LOCK_NAME = 'helper.lock';
+/** sun_path is 104 bytes on macOS/BSD (108 on Linux), including the closing NUL. */
+export const MAX_SOCKET_PATH_BYTES = 103;
+
+export interface RuntimePaths {
+  dir: string;
+  socket: string;
+  lock: string;
+  /** Which rule chose `dir`, to name it in error messages. */
+  source: 'CURSOR_RESUME_RUNTIME_DIR' | 'XDG_RUNTIME_DIR' | 'tmpdir';
+}
+
+export class RuntimeDirError extends Error {
+  override name = 'RuntimeDirError';
+}
+
+/** Resolves the runtime paths from the environment. Touches nothing on disk. */
+export function runtimePaths(env: NodeJS.ProcessEnv = process.env): RuntimePaths {
+  const explicit = env.CURSOR_RESUME_RUNTIME_DIR?.trim();
+  const xdg = env.XDG_RUNTIME_DIR?.trim();
+  let dir: string;
+  let source: RuntimePaths['source'];
+  if (explicit) {
+    dir = path.resolve(explicit);
+    source = 'CURSOR_RESUME_RUNTIME_DIR';
+  } else if (xdg && path.isAbsolute(xdg)) {
+    dir = path.join(xdg, 'cursor-resume');
+    source = 'XDG_RUNTIME_DIR';
+  } else {
+    dir = path.join(os.tmpdir(), `cursor-resume-${currentUid()}`);
+    source = 'tmpdir';
+  }
+  const socket = path.join(dir, SOCKET_NAME);
+  const bytes = Buffer.byteLength(socket);
+  if (bytes > MAX_SOCKET_PATH_BYTES) {
+    throw new RuntimeDirError(
+      `the helper socket path ${socket} is ${bytes} bytes long, over the Unix limit of ${MAX_SOCKET_PATH_BYTES}` +
+        ` (runtime dir chosen by ${source}). Set CURSOR_RESUME_RUNTIME_DIR to a shorter directory, e.g. /tmp/cursor-resume-${currentUid()}.`,
+    );
+  }
+  return { dir, socket, lock: path.join(dir, LOCK_NAME), source };
+}
+
+export interface DirCheckOptions {
+  /** The user that must own the folder (default: this process's uid). Tests inject another. */
+  uid?: number;
+}
+
+/**
+ * Creates the runtime dir (0700) or checks an existing one. A folder open to
+ * group or others is ours (owner checked first), so it is tightened to 0700.
+ * Throws RuntimeDirError saying what is wrong and what to do.
+ */
+export function ensureRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = {}): void {
+  try {
+    fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+      throw new RuntimeDirError(`cannot create the helper runtime dir ${paths.dir}: ${(error as Error).message}. ${hint(paths)}`);
+    }
+    // EEXIST from a non-directory (a file, a dangling symlink) is reported by the check below.
+  }
+  if (checkRuntimeDir(paths, options) === 'missing') {
+    throw new RuntimeDirError(`the helper runtime dir ${paths.dir} vanished while it was being created. ${hint(paths)}`);
+  }
+}
+
+/**
+ * Checks an existing runtime dir without creating it ('missing' if there is
+ * none, so `helper status` never creates folders). Tightens a folder we own that
+ * is open to others; refuses anything else.
+ */
+export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = {}): 'ok' | 'missing' {
+  const uid = options.uid ?? currentUid();
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(paths.dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+    throw new RuntimeDirError(`cannot inspect the helper runtime dir ${paths.dir}: ${(error as Error).message}. ${hint(paths)}`);
+  }
+  if (stat.isSymbolicLink()) {
+    throw new RuntimeDirError(`refusing the helper runtime dir ${paths.dir}: it is a symbolic link, which someone else may control. Remove it, or ${hint(paths, true)}`);
+  }
+  if (!stat.isDirectory()) {
+    throw new RuntimeDirError(`refusing the helper runtime dir ${paths.dir}: it exists but is not a directory. Remove it, or ${hint(paths, true)}`);
+  }
+  if (stat.uid !== uid) {
+    throw new RuntimeDirError(`refusing the helper runtime dir ${paths.dir}: it is owned by uid ${stat.uid}, not by you (uid ${uid}). ${hint(paths)}`);
+  }
+  if ((stat.mode & 0o077) !== 0) {
+    try {
+      fs.chmodSync(paths.dir, 0o700);
+    } catch (error) {
+      throw new RuntimeDirError(`the helper runtime dir ${paths.dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}) and could not be made private: ${(error as Error).message}. ${hint(paths)}`);
+    }
+    const after = fs.lstatSync(paths.dir);
+    if (!after.isDirectory() || after.isSymbolicLink() || after.uid !== uid || (after.mode & 0o077) !== 0) {
+      throw new RuntimeDirError(`the helper runtime dir ${paths.dir} changed while it was being made private; refusing it. ${hint(paths)}`);
+    }
+  }
+  return 'ok';
+}
+
+function hint(paths: RuntimePaths, lowercase = false): string {
+  const text = `Set CURSOR_RESUME_RUNTIME_DIR to a private directory of yours (runtime dir chosen by ${paths.source}).`;
+  return lowercase ? text[0]!.toLowerCase() + text.slice(1) : text;
+}
+
+function currentUid(): number {
+  // process.getuid is missing only on Windows, where Unix sockets are not used.
+  return process.getuid?.() ?? 0;
+}

@@ -1,0 +1,533 @@
+// The helper daemon: a BranchStore behind a Unix socket. It holds only what the
+// store holds (hashes, chat IDs, counts, times), in memory, and never writes it
+// anywhere. Process concerns (signals, exit) live in server-main.ts; this module
+// can also run inside a test process.
+import fs from 'node:fs';
+import net from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BranchStore, clampLimits } from '../cache/store.js';
+import type { Limits } from '../cache/store.js';
+import { VERSION } from '../version.js';
+import { ensureRuntimeDir } from './paths.js';
+import type { RuntimePaths } from './paths.js';
+import {
+  LineReader,
+  MAX_REQUEST_BYTES,
+  PROTOCOL_VERSION,
+  encode,
+  errorReply,
+  parseRequest,
+  summarize,
+} from './protocol.js';
+import type { HelperLimits, Request, ReplyPayloads, StatsReply } from './protocol.js';
+
+export const DEFAULT_IDLE_MS = 5 * 60 * 1000;
+export const MAX_IDLE_MS = 60 * 60 * 1000;
+const MIN_IDLE_MS = 100;
+export const DEFAULT_CONNECTION_IDLE_MS = 30_000;
+/** A request line must be complete this long after its first byte arrived. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_CONNECTIONS = 256;
+/** How long a start waits for another start holding the lock (a start holds it for milliseconds). */
+const LOCK_WAIT_MS = 3_000;
+/** A lock older than this is stale whatever its pid says (the pid may have been reused). */
+const LOCK_STALE_MS = 10_000;
+/** How long a socket found at start-up gets to answer hello before it counts as dead. */
+const PROBE_TIMEOUT_MS = 1_000;
+/** A client that does not read its replies is cut off past this much unsent output. */
+const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
+
+export interface ServerSettings extends Limits {
+  idleMs: number;
+}
+
+/**
+ * Limits from the environment (test-only/advanced): CURSOR_RESUME_TTL_MS and
+ * CURSOR_RESUME_MAX_ENTRIES can only lower the seed limits (1 h, 64);
+ * CURSOR_RESUME_IDLE_MS sets the idle exit (default 5 min, 100 ms to 1 h).
+ */
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): ServerSettings {
+  const num = (value: string | undefined): number | undefined => {
+    if (value === undefined || value.trim() === '') return undefined;
+    const n = Number(value);
+    return Number.isFinite(n) ? n : undefined;
+  };
+  const idle = num(env.CURSOR_RESUME_IDLE_MS);
+  return {
+    ...clampLimits({ ttlMs: num(env.CURSOR_RESUME_TTL_MS), maxEntries: num(env.CURSOR_RESUME_MAX_ENTRIES) }),
+    idleMs: idle === undefined || idle <= 0 ? DEFAULT_IDLE_MS : Math.min(Math.max(Math.floor(idle), MIN_IDLE_MS), MAX_IDLE_MS),
+  };
+}
+
+export type ExitReason = 'idle' | 'shutdown' | 'signal' | 'socket-taken' | 'closed';
+
+export interface ServerOptions {
+  paths: RuntimePaths;
+  settings?: Partial<ServerSettings>;
+  connectionIdleMs?: number;
+  requestTimeoutMs?: number;
+  maxConnections?: number;
+  /** Called once when the server has stopped by itself (idle, shutdown op, socket taken). */
+  onExit?: (reason: ExitReason) => void;
+}
+
+export type StartResult =
+  | { started: true; server: HelperServer }
+  /** Another helper answers on the socket: nothing to do. */
+  | { started: false; reason: string };
+
+/**
+ * Starts a helper on `paths.socket` unless one already answers there. Under a
+ * cross-process start lock: if the socket answers, someone is running; else
+ * remove the stale socket, bind, listen (turbo's order). Throws on real errors.
+ */
+export async function startHelperServer(options: ServerOptions): Promise<StartResult> {
+  const { paths } = options;
+  ensureRuntimeDir(paths);
+  const lock = await acquireStartLock(paths.lock);
+  try {
+    if (await socketAnswers(paths.socket)) return { started: false, reason: `a helper already answers on ${paths.socket}` };
+    removeStaleSocket(paths.socket);
+    const server = new HelperServer(options);
+    try {
+      await server.listen();
+    } catch (error) {
+      // Another helper bound it first (possible only if the lock was broken twice at once).
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return { started: false, reason: `${paths.socket} is in use` };
+      throw error;
+    }
+    return { started: true, server };
+  } finally {
+    releaseStartLock(lock);
+  }
+}
+
+interface Connection {
+  id: string;
+  socket: net.Socket;
+  reader: LineReader;
+  idleTimer?: NodeJS.Timeout;
+  partialTimer?: NodeJS.Timeout;
+  /** Leases taken on this connection and not yet ended. */
+  leases: number;
+  closing: boolean;
+}
+
+export class HelperServer {
+  readonly paths: RuntimePaths;
+  readonly settings: ServerSettings;
+  readonly store: BranchStore;
+  readonly startedAt = Date.now();
+  readonly #startedMono = performance.now();
+  readonly #connectionIdleMs: number;
+  readonly #requestTimeoutMs: number;
+  readonly #maxConnections: number;
+  readonly #onExit: ((reason: ExitReason) => void) | undefined;
+  readonly #server: net.Server;
+  readonly #connections = new Set<Connection>();
+  #nextConnection = 0;
+  #socketId: { dev: number; ino: number } | undefined;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #idleSince: number | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: ServerOptions) {
+    this.paths = options.paths;
+    const defaults = settingsFromEnv({});
+    this.settings = {
+      ...clampLimits({ ttlMs: options.settings?.ttlMs, maxEntries: options.settings?.maxEntries }),
+      idleMs: options.settings?.idleMs ?? defaults.idleMs,
+    };
+    this.store = new BranchStore(this.settings);
+    this.#connectionIdleMs = options.connectionIdleMs ?? DEFAULT_CONNECTION_IDLE_MS;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.#onExit = options.onExit;
+    this.#server = net.createServer((socket) => this.#accept(socket));
+  }
+
+  get limits(): HelperLimits {
+    return {
+      ttlMs: this.settings.ttlMs,
+      maxEntries: this.settings.maxEntries,
+      idleMs: this.settings.idleMs,
+      connectionIdleMs: this.#connectionIdleMs,
+      maxRequestBytes: MAX_REQUEST_BYTES,
+      maxConnections: this.#maxConnections,
+    };
+  }
+
+  get connectionCount(): number {
+    return this.#connections.size;
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(this.paths.socket, () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+    // The folder is already 0700; the socket itself is private too.
+    fs.chmodSync(this.paths.socket, 0o600);
+    const stat = fs.lstatSync(this.paths.socket);
+    this.#socketId = { dev: stat.dev, ino: stat.ino };
+    this.#server.on('error', () => {
+      // Accept errors (EMFILE...) must not kill the helper; the client retries or goes fresh.
+    });
+    const sweepMs = Math.min(1000, Math.max(25, Math.floor(this.settings.idleMs / 4)));
+    this.#sweepTimer = setInterval(() => this.#sweep(), sweepMs);
+  }
+
+  /** Stops serving, removes the socket if it is still ours, ends every connection. */
+  close(reason: ExitReason = 'closed'): Promise<void> {
+    this.#closing ??= this.#close(reason);
+    return this.#closing;
+  }
+
+  async #close(reason: ExitReason): Promise<void> {
+    clearInterval(this.#sweepTimer);
+    if (this.#ownsSocket()) {
+      // libuv unlinks the socket path when the server closes: only do that while the path is ours.
+      this.#server.close();
+    } else {
+      // Another helper has the path now; closing would unlink its socket. Just stop accepting.
+      this.#server.unref();
+      this.#server.removeAllListeners('connection');
+    }
+    const flushed: Promise<void>[] = [];
+    for (const conn of this.#connections) {
+      if (conn.closing) {
+        flushed.push(new Promise((resolve) => conn.socket.once('close', () => resolve())));
+      } else {
+        conn.socket.destroy();
+      }
+    }
+    // Let a shutdown reply reach its client, but never wait on a slow reader.
+    await Promise.race([Promise.all(flushed), sleep(200)]);
+    for (const conn of this.#connections) conn.socket.destroy();
+    this.#onExit?.(reason);
+  }
+
+  #ownsSocket(): boolean {
+    if (!this.#socketId) return false;
+    try {
+      const stat = fs.lstatSync(this.paths.socket);
+      return stat.dev === this.#socketId.dev && stat.ino === this.#socketId.ino;
+    } catch {
+      return false;
+    }
+  }
+
+  #sweep(): void {
+    this.store.prune();
+    if (!this.#ownsSocket()) {
+      // Removed or replaced by someone else: nobody can reach us any more.
+      void this.close('socket-taken');
+      return;
+    }
+    if (this.#connections.size > 0 || this.store.size > 0) {
+      this.#idleSince = undefined;
+      return;
+    }
+    const now = performance.now();
+    this.#idleSince ??= now;
+    if (now - this.#idleSince >= this.settings.idleMs) void this.close('idle');
+  }
+
+  #accept(socket: net.Socket): void {
+    socket.on('error', () => {
+      // A client vanishing mid-request (EPIPE, ECONNRESET) concerns that client only.
+    });
+    if (this.#closing) {
+      socket.end(errorReply(null, 'shutting-down', 'the helper is shutting down; connect again to start a new one'));
+      return;
+    }
+    if (this.#connections.size >= this.#maxConnections) {
+      socket.end(errorReply(null, 'too-many-connections', `the helper serves at most ${this.#maxConnections} connections at once; try again shortly`));
+      return;
+    }
+    const conn: Connection = {
+      id: `c${++this.#nextConnection}-${randomUUID().slice(0, 8)}`,
+      socket,
+      reader: new LineReader(MAX_REQUEST_BYTES),
+      leases: 0,
+      closing: false,
+    };
+    this.#connections.add(conn);
+    this.#idleSince = undefined;
+    socket.on('data', (chunk: Buffer) => this.#onData(conn, chunk));
+    socket.on('close', () => this.#onClose(conn));
+    this.#schedule(conn);
+  }
+
+  #onData(conn: Connection, chunk: Buffer): void {
+    if (conn.closing) return;
+    const { lines, overflow } = conn.reader.push(chunk);
+    for (const line of lines) {
+      if (conn.closing) return;
+      this.#handle(conn, line);
+    }
+    if (overflow && !conn.closing) {
+      this.#fail(conn, errorReply(null, 'too-large', `request line over ${MAX_REQUEST_BYTES} bytes; connection closed`));
+      return;
+    }
+    if (conn.socket.writableLength > MAX_UNSENT_BYTES) {
+      conn.socket.destroy();
+      return;
+    }
+    this.#schedule(conn);
+  }
+
+  #onClose(conn: Connection): void {
+    clearTimeout(conn.idleTimer);
+    clearTimeout(conn.partialTimer);
+    this.#connections.delete(conn);
+    // The holder vanished mid-turn: its chat's last turn is unknown.
+    this.store.release(conn.id, 'interrupted', 'unknown');
+  }
+
+  /** Closes a connection after a last error reply. */
+  #fail(conn: Connection, reply: string): void {
+    conn.closing = true;
+    clearTimeout(conn.idleTimer);
+    clearTimeout(conn.partialTimer);
+    conn.socket.end(reply);
+    // A peer that never reads must not keep the socket around.
+    setTimeout(() => conn.socket.destroy(), 1000).unref();
+  }
+
+  /** Idle connections without a lease are closed; a half-sent request gets a deadline that more bytes do not extend. */
+  #schedule(conn: Connection): void {
+    clearTimeout(conn.idleTimer);
+    conn.idleTimer = undefined;
+    if (conn.closing) return;
+    if (conn.leases === 0) {
+      conn.idleTimer = setTimeout(() => conn.socket.destroy(), this.#connectionIdleMs);
+    }
+    if (conn.reader.pending === 0) {
+      clearTimeout(conn.partialTimer);
+      conn.partialTimer = undefined;
+    } else if (!conn.partialTimer) {
+      conn.partialTimer = setTimeout(
+        () => this.#fail(conn, errorReply(null, 'bad-request', `request line not completed within ${this.#requestTimeoutMs} ms; connection closed`)),
+        this.#requestTimeoutMs,
+      );
+    }
+  }
+
+  #handle(conn: Connection, line: string): void {
+    const parsed = parseRequest(line);
+    if (!parsed.ok) {
+      this.#fail(conn, errorReply(parsed.id, parsed.code, parsed.message));
+      return;
+    }
+    const request = parsed.request;
+    let payload: ReplyPayloads[Request['op']];
+    try {
+      payload = this.#dispatch(conn, request);
+    } catch (error) {
+      this.#fail(conn, errorReply(request.id, 'internal', `the helper failed on ${request.op}: ${(error as Error).message}`));
+      return;
+    }
+    const reply = encode({ id: request.id, ok: true, ...payload });
+    if (request.op === 'shutdown') {
+      conn.closing = true;
+      conn.socket.end(reply);
+      void this.close('shutdown');
+      return;
+    }
+    if (!conn.socket.destroyed) conn.socket.write(reply);
+  }
+
+  #dispatch(conn: Connection, request: Request): ReplyPayloads[Request['op']] {
+    switch (request.op) {
+      case 'hello':
+        return { protocol: PROTOCOL_VERSION, version: VERSION, pid: process.pid, limits: this.limits };
+      case 'lookup':
+        return { branches: this.store.lookup(request.anchor) };
+      case 'lease': {
+        const result = this.store.lease(request.anchor, request.chatId, request.version, conn.id);
+        if (result.granted) conn.leases = this.#leaseCount(conn);
+        return result;
+      }
+      case 'release': {
+        const released = this.store.release(conn.id, request.outcome, request.state);
+        conn.leases = 0;
+        return { released };
+      }
+      case 'record': {
+        const result = this.store.record(request.record, conn.id);
+        conn.leases = this.#leaseCount(conn);
+        return result;
+      }
+      case 'evict': {
+        let evicted: number;
+        if (request.all) evicted = this.store.evictAll();
+        else if (request.anchorPrefix !== undefined) evicted = this.store.evict(request.anchorPrefix);
+        else evicted = this.store.evictBranch(request.anchor!, request.chatId!);
+        conn.leases = this.#leaseCount(conn);
+        return { evicted };
+      }
+      case 'list':
+        return { branches: this.store.list().map(summarize) };
+      case 'stats':
+        return this.stats();
+      case 'shutdown':
+        return { stopping: true };
+    }
+  }
+
+  #leaseCount(conn: Connection): number {
+    return this.store.leasesOf(conn.id);
+  }
+
+  stats(): StatsReply {
+    const store = this.store.stats();
+    const memory = process.memoryUsage();
+    return {
+      pid: process.pid,
+      version: VERSION,
+      protocol: PROTOCOL_VERSION,
+      startedAt: this.startedAt,
+      uptimeMs: Math.round(performance.now() - this.#startedMono),
+      socketPath: this.paths.socket,
+      runtimeDir: this.paths.dir,
+      entries: store.entries,
+      anchors: store.anchors,
+      leases: store.leases,
+      connections: this.#connections.size,
+      memory: { rss: memory.rss, heapUsed: memory.heapUsed },
+      limits: this.limits,
+    };
+  }
+}
+
+// ---- start lock ---------------------------------------------------------------
+
+interface StartLock {
+  path: string;
+  token: string;
+}
+
+/**
+ * An O_EXCL lock file holding "<pid> <nonce>". A lock whose pid is dead, or that
+ * is older than any start could take, is stale and taken over; the takeover
+ * renames the file first and checks it moved the stale one, so two processes
+ * breaking the same stale lock cannot both end up holding it.
+ */
+async function acquireStartLock(lockPath: string): Promise<StartLock> {
+  const token = `${process.pid} ${randomUUID()}\n`;
+  const deadline = performance.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      fs.writeFileSync(lockPath, token, { flag: 'wx', mode: 0o600 });
+      return { path: lockPath, token };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new Error(`cannot create the helper start lock ${lockPath}: ${(error as Error).message}`);
+      }
+    }
+    const seen = readLock(lockPath);
+    if (seen && isStale(seen)) {
+      breakStaleLock(lockPath, seen.content);
+      continue;
+    }
+    if (performance.now() > deadline) {
+      throw new Error(`timed out waiting for the helper start lock ${lockPath}${seen ? ` (held by pid ${seen.pid})` : ''}; if no helper is starting, remove that file`);
+    }
+    await sleep(5 + Math.random() * 20);
+  }
+}
+
+function readLock(lockPath: string): { content: string; pid: number; ageMs: number } | undefined {
+  try {
+    const content = fs.readFileSync(lockPath, 'utf8');
+    const ageMs = Date.now() - fs.statSync(lockPath).mtimeMs;
+    return { content, pid: Number.parseInt(content, 10), ageMs };
+  } catch {
+    return undefined; // gone already: just try again
+  }
+}
+
+function isStale(lock: { pid: number; ageMs: number }): boolean {
+  if (lock.ageMs > LOCK_STALE_MS) return true;
+  // An empty lock is being written right now, unless it has been empty for a while.
+  if (!Number.isInteger(lock.pid) || lock.pid <= 0) return lock.ageMs > 1000;
+  try {
+    process.kill(lock.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+function breakStaleLock(lockPath: string, staleContent: string): void {
+  const aside = `${lockPath}.${process.pid}.${randomUUID().slice(0, 8)}.stale`;
+  try {
+    fs.renameSync(lockPath, aside);
+  } catch {
+    return; // someone else broke it first
+  }
+  try {
+    if (fs.readFileSync(aside, 'utf8') !== staleContent) {
+      // We moved a fresh lock taken meanwhile: put it back unless yet another one exists.
+      try {
+        fs.linkSync(aside, lockPath);
+      } catch {
+        // Two holders now at worst; bind() still lets only one of them listen.
+      }
+    }
+  } finally {
+    fs.rmSync(aside, { force: true });
+  }
+}
+
+function releaseStartLock(lock: StartLock): void {
+  try {
+    if (fs.readFileSync(lock.path, 'utf8') === lock.token) fs.unlinkSync(lock.path);
+  } catch {
+    // Already gone (taken over as stale): nothing of ours to remove.
+  }
+}
+
+// ---- stale socket ------------------------------------------------------------
+
+/** True if something at `socketPath` answers a hello (with any version) within PROBE_TIMEOUT_MS. */
+function socketAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection(socketPath);
+    let settled = false;
+    const done = (answer: boolean): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(answer);
+    };
+    // Connected but silent that long: a wedged helper; replace it (it exits when it sees its socket gone).
+    const timer = setTimeout(() => done(false), PROBE_TIMEOUT_MS);
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write(encode({ id: 0, op: 'hello', protocol: PROTOCOL_VERSION, version: VERSION })));
+    socket.on('data', (chunk: Buffer) => {
+      if (chunk.includes(0x0a)) done(true);
+    });
+    socket.on('close', () => done(false));
+  });
+}
+
+/** Removes what a dead helper left at the socket path. Only called under the start lock, after the path did not answer. */
+function removeStaleSocket(socketPath: string): void {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(socketPath);
+  } catch {
+    return;
+  }
+  if (stat.isDirectory()) {
+    throw new Error(`${socketPath} is a directory, not the helper's socket; remove it`);
+  }
+  fs.rmSync(socketPath, { force: true });
+}

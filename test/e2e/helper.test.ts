@@ -1,0 +1,654 @@
+// The helper with real processes and real sockets: each test has its own
+// runtime dir (CURSOR_RESUME_RUNTIME_DIR) and so its own helper, started through
+// the CLI (`cursor-resume helper ...`) or the launcher, and stopped afterwards.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { test } from 'node:test';
+import type { TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HelperClient } from '../../src/helper/client.js';
+import { connectHelper, stopHelper } from '../../src/helper/launcher.js';
+import { ensureRuntimeDir, runtimePaths } from '../../src/helper/paths.js';
+import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
+import type { RecordRequest } from '../../src/helper/protocol.js';
+import { startHelperServer } from '../../src/helper/server.js';
+import { VERSION } from '../../src/version.js';
+import { BIN, ROOT, sandboxEnv, tempDir } from '../support/cli.js';
+
+const SERVER = path.join(ROOT, 'dist', 'helper-server.js');
+const A = 'a'.repeat(32);
+const B = 'b'.repeat(32);
+
+// ---- driving the CLI ------------------------------------------------------------
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function helperCli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  return run(process.execPath, [BIN, 'helper', ...args], env);
+}
+
+/** A process of ours running `code` (an ES module, from source via tsx) that prints one JSON value. */
+async function inChild(code: string, env: NodeJS.ProcessEnv): Promise<unknown> {
+  const script = `import { connectHelper } from ${JSON.stringify(path.join(ROOT, 'src/helper/launcher.ts'))};\n${code}`;
+  const result = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], env);
+  assert.equal(result.code, 0, result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+// ---- one private world per test -------------------------------------------------
+
+interface World {
+  env: NodeJS.ProcessEnv;
+  dir: string;
+  socket: string;
+  lock: string;
+}
+
+function world(t: TestContext, extra: NodeJS.ProcessEnv = {}): World {
+  const env = sandboxEnv(extra);
+  const dir = env.CURSOR_RESUME_RUNTIME_DIR!;
+  const paths = { dir, socket: path.join(dir, 'helper.sock'), lock: path.join(dir, 'helper.lock') };
+  t.after(async () => {
+    await stopHelper({ env }).catch(() => undefined);
+    for (const pid of helperPids(paths.dir)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+  return { env, dir: paths.dir, socket: paths.socket, lock: paths.lock };
+}
+
+/** Helper processes serving `dir`, found through /proc (Linux). */
+function helperPids(dir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('helper-server.js')) continue;
+      if (fs.readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`CURSOR_RESUME_RUNTIME_DIR=${dir}`)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Running, not a zombie (a detached helper's parent may never reap it). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+    await sleep(25);
+  }
+}
+
+async function connected(w: World, start = true): Promise<HelperClient> {
+  const result = await connectHelper({ start, env: w.env, serverScript: SERVER });
+  assert.ok(result.ok, result.ok ? '' : `${result.code}: ${result.reason}`);
+  return result.client;
+}
+
+function record(overrides: Partial<RecordRequest> = {}): RecordRequest {
+  return {
+    anchor: A,
+    chatId: 'chat-1',
+    toolsFingerprint: 'f'.repeat(32),
+    workspace: '/work/project',
+    model: 'gpt-5',
+    known: 'c'.repeat(64),
+    baseVersion: null,
+    savedBytes: 0,
+    ...overrides,
+  };
+}
+
+/** A raw connection: send bytes, collect everything until the helper closes it. */
+function raw(socketPath: string): Promise<{ socket: net.Socket; received: Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection(socketPath);
+    let data = '';
+    const received = new Promise<string>((done) => {
+      socket.on('data', (d) => (data += d.toString()));
+      socket.on('close', () => done(data));
+    });
+    socket.on('error', () => {});
+    socket.once('connect', () => resolve({ socket, received }));
+    socket.once('error', reject);
+  });
+}
+
+const firstReply = (text: string) => JSON.parse(text.split('\n')[0]!) as { id: number | null; ok: boolean; error?: { code: string } };
+
+// ---- the CLI ----------------------------------------------------------------------
+
+test('status and stop when no helper runs: exit 3 and exit 0, and nothing is created', async (t) => {
+  const w = world(t);
+  const status = await helperCli(['status'], w.env);
+  assert.equal(status.code, 3);
+  assert.match(status.stdout, /no helper running/);
+  const json = await helperCli(['status', '--json'], w.env);
+  assert.equal(json.code, 3);
+  assert.deepEqual(JSON.parse(json.stdout), { running: false, socketPath: w.socket });
+  const stop = await helperCli(['stop'], w.env);
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.match(stop.stdout, /no helper running/);
+  assert.equal(fs.existsSync(w.dir), false, 'status and stop never create the runtime dir');
+});
+
+test('start, status (human and JSON), stop', async (t) => {
+  const w = world(t);
+  const start = await helperCli(['start'], w.env);
+  assert.equal(start.code, 0, start.stderr);
+  assert.match(start.stdout, /^helper started: pid \d+/);
+  const again = await helperCli(['start', '--json'], w.env);
+  const started = JSON.parse(again.stdout);
+  assert.equal(started.started, false, 'a second start finds it running');
+
+  const status = await helperCli(['status'], w.env);
+  assert.equal(status.code, 0, status.stderr);
+  for (const label of ['pid', 'version', 'uptime', 'socket', 'entries', 'memory']) assert.match(status.stdout, new RegExp(`^${label} +\\S`, 'm'));
+  assert.ok(!status.stdout.includes('\u001b['), 'no colour when stdout is not a terminal');
+  assert.ok(status.stdout.includes(w.socket));
+
+  const json = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
+  assert.equal(json.running, true);
+  assert.equal(json.current, true);
+  assert.equal(json.pid, started.pid);
+  assert.equal(json.version, VERSION);
+  assert.equal(json.socketPath, w.socket);
+  assert.equal(json.entries, 0);
+  assert.equal(typeof json.uptimeMs, 'number');
+  assert.ok(json.memory.rss > 0 && json.memory.heapUsed > 0);
+  assert.deepEqual(json.limits, { ttlMs: 3_600_000, maxEntries: 64, idleMs: 300_000, connectionIdleMs: 30_000, maxRequestBytes: MAX_REQUEST_BYTES, maxConnections: 256 });
+
+  assert.equal((fs.statSync(w.dir).mode & 0o777).toString(8), '700');
+  assert.equal((fs.statSync(w.socket).mode & 0o777).toString(8), '600');
+  assert.equal(fs.existsSync(w.lock), false, 'the start lock is held only while starting');
+
+  const stop = await helperCli(['stop'], w.env);
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.match(stop.stdout, new RegExp(`helper stopped \\(pid ${started.pid}\\)`));
+  await waitFor('the helper to exit', () => !alive(started.pid));
+  assert.equal(fs.existsSync(w.socket), false, 'the socket is removed');
+  assert.equal((await helperCli(['status'], w.env)).code, 3);
+});
+
+// ---- the cache across processes ----------------------------------------------------
+
+test('entries survive across separate client processes', async (t) => {
+  const w = world(t);
+  const wrote = await inChild(
+    `const r = await connectHelper({ start: true });
+     if (!r.ok) throw new Error(r.reason);
+     const out = await r.client.record(${JSON.stringify(record({ savedBytes: 42 }))});
+     r.client.close();
+     process.stdout.write(JSON.stringify({ pid: r.server.pid, version: out.branch.version }));`,
+    w.env,
+  );
+  const read = await inChild(
+    `const r = await connectHelper({ start: true });
+     if (!r.ok) throw new Error(r.reason);
+     const branches = await r.client.lookup(${JSON.stringify(A)});
+     r.client.close();
+     process.stdout.write(JSON.stringify({ pid: r.server.pid, started: r.started, branches }));`,
+    w.env,
+  );
+  const { pid, version } = wrote as { pid: number; version: number };
+  const later = read as { pid: number; started: boolean; branches: { chatId: string; version: number; bytesSaved: number }[] };
+  assert.equal(later.pid, pid);
+  assert.equal(later.started, false);
+  assert.deepEqual(later.branches.map((b) => [b.chatId, b.version, b.bytesSaved]), [['chat-1', version, 42]]);
+});
+
+test('six simultaneous starts leave exactly one helper', async (t) => {
+  const w = world(t);
+  const runs = await Promise.all(Array.from({ length: 6 }, () => helperCli(['start', '--json'], w.env)));
+  for (const r of runs) assert.equal(r.code, 0, r.stderr);
+  const pids = new Set(runs.map((r) => JSON.parse(r.stdout).pid as number));
+  assert.equal(pids.size, 1, `all six talk to one helper, got ${[...pids].join(', ')}`);
+  const [pid] = pids;
+  await waitFor('the helpers that lost the race to exit', () => helperPids(w.dir).length === 1);
+  assert.deepEqual(helperPids(w.dir), [pid]);
+});
+
+test('kill -9 of the helper is survived by the next connect, which starts a new one', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const pid = client.server!.pid;
+  assert.ok((await client.record(record())).recorded);
+  client.close();
+  process.kill(pid, 'SIGKILL');
+  await waitFor('the helper to die', () => !alive(pid));
+  assert.ok(fs.existsSync(w.socket), 'a killed helper leaves its socket behind');
+  const next = await connectHelper({ start: true, env: w.env, serverScript: SERVER });
+  assert.ok(next.ok, next.ok ? '' : next.reason);
+  assert.equal(next.started, true);
+  assert.notEqual(next.server.pid, pid);
+  assert.deepEqual(await next.client.lookup(A), [], 'the cache died with it: the next turn goes fresh');
+  next.client.close();
+});
+
+test('a stale socket file, regular or a dead socket, is replaced', async (t) => {
+  const w = world(t);
+  fs.mkdirSync(w.dir, { mode: 0o700 });
+  fs.writeFileSync(w.socket, 'not a socket');
+  const first = await helperCli(['start', '--json'], w.env);
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(JSON.parse(first.stdout).started, true);
+  assert.ok(fs.statSync(w.socket).isSocket());
+  await helperCli(['stop'], w.env);
+
+  // A dead socket: bound by a process that died without cleaning up.
+  const dead = await run(
+    process.execPath,
+    ['-e', `require('net').createServer().listen(${JSON.stringify(w.socket)}, () => process.kill(process.pid, 'SIGKILL'))`],
+    w.env,
+  );
+  assert.equal(dead.code, null);
+  assert.ok(fs.statSync(w.socket).isSocket(), 'a dead socket is left');
+  const second = await helperCli(['start', '--json'], w.env);
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(JSON.parse(second.stdout).started, true);
+});
+
+test('a stale start lock (dead pid, or too old) is taken over', async (t) => {
+  const w = world(t);
+  fs.mkdirSync(w.dir, { mode: 0o700 });
+  let deadPid = 999_999;
+  while (fs.existsSync(`/proc/${deadPid}`)) deadPid--;
+  fs.writeFileSync(w.lock, `${deadPid} stale\n`);
+  const first = await helperCli(['start', '--json'], w.env);
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(fs.existsSync(w.lock), false);
+  await helperCli(['stop'], w.env);
+
+  // A live pid (reused by something else) but a lock far older than any start.
+  fs.writeFileSync(w.lock, `${process.pid} reused\n`);
+  const old = new Date(Date.now() - 60_000);
+  fs.utimesSync(w.lock, old, old);
+  const second = await helperCli(['start', '--json'], w.env);
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(JSON.parse(second.stdout).started, true);
+});
+
+// ---- the runtime dir ------------------------------------------------------------------
+
+test('a world-writable runtime dir is tightened to 0700 before use', async (t) => {
+  const w = world(t);
+  fs.mkdirSync(w.dir);
+  fs.chmodSync(w.dir, 0o777);
+  const start = await helperCli(['start'], w.env);
+  assert.equal(start.code, 0, start.stderr);
+  assert.equal((fs.statSync(w.dir).mode & 0o777).toString(8), '700');
+});
+
+test('a symlinked, foreign-owned or non-directory runtime dir is refused with a clear error', async (t) => {
+  const w = world(t);
+  const target = tempDir('cr-target-');
+  fs.mkdirSync(path.dirname(w.dir), { recursive: true });
+  fs.symlinkSync(target, w.dir);
+  const linked = await helperCli(['start'], w.env);
+  assert.equal(linked.code, 1);
+  assert.match(linked.stderr, /symbolic link.*CURSOR_RESUME_RUNTIME_DIR/s);
+  assert.equal((await helperCli(['status'], w.env)).code, 1);
+  assert.deepEqual(fs.readdirSync(target), [], 'nothing was put through the link');
+  fs.unlinkSync(w.dir);
+
+  fs.writeFileSync(w.dir, '');
+  const file = await helperCli(['start'], w.env);
+  assert.equal(file.code, 1);
+  assert.match(file.stderr, /not a directory/);
+  fs.unlinkSync(w.dir);
+
+  // We run as root here: a directory chowned to someone else stands for a foreign one.
+  fs.mkdirSync(w.dir, { mode: 0o700 });
+  fs.chownSync(w.dir, 12345, 12345);
+  const foreign = await helperCli(['start'], w.env);
+  assert.equal(foreign.code, 1);
+  assert.match(foreign.stderr, /owned by uid 12345/);
+  const launched = await connectHelper({ start: true, env: w.env, serverScript: SERVER });
+  assert.equal(!launched.ok && launched.code, 'bad-runtime-dir');
+  assert.equal(fs.readdirSync(w.dir).length, 0);
+
+  // And the owner check against an injected uid.
+  const mine = tempDir('cr-mine-');
+  assert.throws(() => ensureRuntimeDir(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: mine }), { uid: 4242 }), /owned by uid \d+, not by you \(uid 4242\)/);
+});
+
+test('a socket path over the Unix limit is explained, naming the variable to set', async (t) => {
+  const w = world(t, { CURSOR_RESUME_RUNTIME_DIR: path.join(tempDir(), 'x'.repeat(100)) });
+  assert.throws(() => runtimePaths(w.env), /over the Unix limit of 103.*Set CURSOR_RESUME_RUNTIME_DIR/);
+  const start = await helperCli(['start'], w.env);
+  assert.equal(start.code, 1);
+  assert.match(start.stderr, /CURSOR_RESUME_RUNTIME_DIR/);
+});
+
+// ---- robustness ------------------------------------------------------------------------
+
+test('garbage, oversized lines, half-open and vanishing clients do not stop the helper', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+
+  const garbage = await raw(w.socket);
+  garbage.socket.write('this is not json\n');
+  const garbageReply = firstReply(await garbage.received);
+  assert.equal(garbageReply.ok, false);
+  assert.equal(garbageReply.error!.code, 'bad-json');
+
+  const unknown = await raw(w.socket);
+  unknown.socket.write('{"id":7,"op":"format-disk"}\n');
+  assert.deepEqual(firstReply(await unknown.received).error!.code, 'unknown-op');
+
+  const oversized = await raw(w.socket);
+  oversized.socket.write(Buffer.alloc(MAX_REQUEST_BYTES + 1024, 'x'));
+  assert.equal(firstReply(await oversized.received).error!.code, 'too-large');
+
+  // Half-open: a request begun and never finished, a connection that says nothing.
+  const halfSent = await raw(w.socket);
+  halfSent.socket.write('{"id":1,"op":"look');
+  const silent = await raw(w.socket);
+  // Vanishing mid-request.
+  const vanishing = await raw(w.socket);
+  vanishing.socket.write(`{"id":1,"op":"record","record":{"anchor":"${A}"`);
+  vanishing.socket.destroy();
+
+  assert.ok((await client.record(record())).recorded);
+  assert.equal((await client.lookup(A)).length, 1);
+  const other = await connected(w, false);
+  assert.equal((await other.stats()).entries, 1);
+  other.close();
+  halfSent.socket.destroy();
+  silent.socket.destroy();
+  client.close();
+});
+
+test('many connections at once: extras are refused politely and the helper keeps serving', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const sockets: Awaited<ReturnType<typeof raw>>[] = [];
+  // In batches: a Unix socket's accept backlog refuses (EAGAIN) a burst larger than it.
+  for (let batch = 0; batch < 6; batch++) sockets.push(...(await Promise.all(Array.from({ length: 100 }, () => raw(w.socket)))));
+  await sleep(100);
+  const closedEarly = sockets.filter((s) => s.socket.destroyed || s.socket.readyState !== 'open');
+  assert.ok(closedEarly.length >= 600 - 255, `extras beyond the limit are closed (${closedEarly.length})`);
+  const refusal = firstReply(await closedEarly[0]!.received);
+  assert.equal(refusal.error!.code, 'too-many-connections');
+  for (const s of sockets) s.socket.destroy();
+  assert.equal((await client.stats()).pid, client.server!.pid, 'the connection opened before still works');
+  await waitFor('the extra connections to be gone', async () => (await client.stats()).connections === 1);
+  const later = await connected(w, false);
+  later.close();
+  client.close();
+});
+
+test('idle connections and half-sent requests are closed, leased ones are not (in-process server)', async (t) => {
+  const w = world(t);
+  const paths = runtimePaths(w.env);
+  const started = await startHelperServer({ paths, connectionIdleMs: 300, requestTimeoutMs: 300, settings: { idleMs: 60_000 } });
+  assert.ok(started.started);
+  const { server } = started;
+  t.after(() => server.close());
+
+  const silent = await raw(paths.socket);
+  const trickling = await raw(paths.socket);
+  const trickle = setInterval(() => trickling.socket.write(' '), 50);
+  trickling.socket.write('{"id":1,');
+  t.after(() => clearInterval(trickle));
+
+  const holder = await HelperClient.connect(paths.socket);
+  await holder.hello();
+  const branch = server.store.record(record(), 'setup');
+  assert.ok(branch.recorded);
+  assert.ok((await holder.lease(A, 'chat-1', branch.branch.version)).granted);
+
+  assert.equal(await silent.received, '', 'an idle connection is closed without a word');
+  const reply = firstReply(await trickling.received);
+  assert.equal(reply.error!.code, 'bad-request', 'a request dribbled in byte by byte still has its deadline');
+  await sleep(400);
+  assert.equal(server.connectionCount, 1, 'the lease holder stays connected while idle');
+  assert.equal(server.store.lookup(A)[0]!.leased, true);
+  holder.close();
+  await waitFor('the lease to end with the connection', () => server.connectionCount === 0);
+  const after = server.store.lookup(A)[0]!;
+  assert.deepEqual([after.leased, after.state, after.lastOutcome], [false, 'unknown', 'interrupted']);
+  await server.close();
+  assert.equal(fs.existsSync(paths.socket), false);
+});
+
+test('a helper whose socket was taken over exits without removing the new socket', async (t) => {
+  const w = world(t);
+  const paths = runtimePaths(w.env);
+  let exitReason: string | undefined;
+  const started = await startHelperServer({ paths, settings: { idleMs: 60_000 }, onExit: (reason) => (exitReason = reason) });
+  assert.ok(started.started);
+  fs.unlinkSync(paths.socket);
+  fs.writeFileSync(paths.socket, 'the new owner');
+  await waitFor('the helper to notice', () => exitReason !== undefined);
+  assert.equal(exitReason, 'socket-taken');
+  assert.equal(fs.readFileSync(paths.socket, 'utf8'), 'the new owner');
+  fs.unlinkSync(paths.socket);
+});
+
+// ---- versions ---------------------------------------------------------------------------
+
+const FAKE_OLD_HELPER = `
+import net from 'node:net';
+import fs from 'node:fs';
+const socketPath = process.argv[2];
+net.createServer((socket) => {
+  let buffer = '';
+  socket.on('data', (chunk) => {
+    buffer += chunk;
+    for (let nl = buffer.indexOf('\\n'); nl !== -1; nl = buffer.indexOf('\\n')) {
+      const request = JSON.parse(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+      if (request.op === 'hello') {
+        socket.write(JSON.stringify({ id: request.id, ok: true, protocol: 0, version: '0.0.1-old', pid: process.pid, limits: {} }) + '\\n');
+      } else if (request.op === 'shutdown') {
+        // Exits without removing its socket, as an old helper might.
+        socket.end(JSON.stringify({ id: request.id, ok: true, stopping: true }) + '\\n', () => process.exit(0));
+      } else {
+        socket.write(JSON.stringify({ id: request.id, ok: false, error: { code: 'unknown-op', message: 'old' } }) + '\\n');
+      }
+    }
+  });
+}).listen(socketPath, () => fs.writeFileSync(socketPath + '.ready', ''));
+`;
+
+test('a helper of another version is asked to stop and replaced', async (t) => {
+  const w = world(t);
+  fs.mkdirSync(w.dir, { mode: 0o700 });
+  const script = path.join(tempDir(), 'old-helper.mjs');
+  fs.writeFileSync(script, FAKE_OLD_HELPER);
+  const old = spawn(process.execPath, [script, w.socket], { stdio: 'ignore' });
+  const oldExit = new Promise<number | null>((resolve) => old.on('exit', (code) => resolve(code)));
+  t.after(() => old.kill('SIGKILL'));
+  await waitFor('the old helper to listen', () => fs.existsSync(`${w.socket}.ready`));
+
+  const look = await connectHelper({ start: false, env: w.env, serverScript: SERVER });
+  assert.equal(!look.ok && look.code, 'version-mismatch', 'without start, it is reported, not replaced');
+  const status = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
+  assert.deepEqual([status.running, status.current, status.version], [true, false, '0.0.1-old']);
+
+  const result = await connectHelper({ start: true, env: w.env, serverScript: SERVER });
+  assert.ok(result.ok, result.ok ? '' : result.reason);
+  assert.equal(result.replaced, true);
+  assert.equal(result.started, true);
+  assert.equal(result.server.version, VERSION);
+  assert.equal(result.server.protocol, PROTOCOL_VERSION);
+  assert.equal(await oldExit, 0, 'the old helper exited when asked');
+  result.client.close();
+});
+
+// ---- going away ---------------------------------------------------------------------------
+
+test('idle exit: with no connections and an empty cache, after CURSOR_RESUME_IDLE_MS', async (t) => {
+  const w = world(t, { CURSOR_RESUME_IDLE_MS: '400' });
+  const start = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout);
+  await waitFor('the idle helper to exit', () => !alive(start.pid));
+  assert.equal(fs.existsSync(w.socket), false);
+
+  // An entry worth keeping keeps it alive; once evicted, it goes.
+  const client = await connected(w);
+  const pid = client.server!.pid;
+  assert.equal(client.server!.limits.idleMs, 400);
+  assert.ok((await client.record(record())).recorded);
+  client.close();
+  await sleep(1200);
+  assert.ok(alive(pid), 'a helper holding entries stays');
+  const again = await connected(w, false);
+  assert.equal(await again.evict({ all: true }), 1);
+  again.close();
+  await waitFor('the emptied helper to exit', () => !alive(pid));
+  assert.equal(fs.existsSync(w.socket), false);
+});
+
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  test(`${signal} stops the helper and removes its socket`, async (t) => {
+    const w = world(t);
+    const client = await connected(w);
+    const pid = client.server!.pid;
+    client.close();
+    process.kill(pid, signal);
+    await waitFor('the helper to exit', () => !alive(pid));
+    assert.equal(fs.existsSync(w.socket), false);
+    assert.equal(fs.existsSync(w.lock), false);
+  });
+}
+
+// ---- limits and leases through the daemon --------------------------------------------------
+
+test('TTL and LRU limits from the environment, clamped to the seed limits', async (t) => {
+  const w = world(t, { CURSOR_RESUME_TTL_MS: '300', CURSOR_RESUME_MAX_ENTRIES: '2' });
+  const client = await connected(w);
+  assert.deepEqual([client.server!.limits.ttlMs, client.server!.limits.maxEntries], [300, 2]);
+  for (const chatId of ['one', 'two', 'three']) assert.ok((await client.record(record({ chatId }))).recorded);
+  assert.deepEqual((await client.list()).map((b) => b.chatId), ['three', 'two'], 'the least recently used went first');
+  const listed = (await client.list())[0]!;
+  assert.equal(listed.knownCount, 2);
+  assert.equal('known' in listed, false, 'list does not carry the digests');
+  await sleep(450);
+  assert.deepEqual(
+    (await client.lookup(A)).filter((b) => b.ttlLeftMs > 0),
+    [],
+    'after the TTL nothing is live (an expired branch may be shown once)',
+  );
+  assert.deepEqual(await client.lookup(A), []);
+  assert.equal((await client.stats()).entries, 0);
+  client.close();
+  await stopHelper({ env: w.env });
+
+  const raised = world(t, { CURSOR_RESUME_TTL_MS: '99999999999', CURSOR_RESUME_MAX_ENTRIES: '1000' });
+  const limited = await connected(raised);
+  assert.deepEqual([limited.server!.limits.ttlMs, limited.server!.limits.maxEntries], [3_600_000, 64], 'limits are never raised');
+  limited.close();
+});
+
+test('the lease: refused to a second run while the first holds it; the holder vanishing marks the branch', async (t) => {
+  const w = world(t);
+  const first = await connected(w);
+  const created = await first.record(record());
+  assert.ok(created.recorded);
+  const version = created.branch.version;
+  assert.ok((await first.lease(A, 'chat-1', version)).granted);
+
+  const second = await connected(w);
+  const refused = await second.lease(A, 'chat-1', version);
+  assert.equal(!refused.granted && refused.reason, 'busy');
+  const intrusion = await second.record(record({ baseVersion: version }));
+  assert.equal(!intrusion.recorded && intrusion.reason, 'busy');
+  assert.equal((await second.lookup(A))[0]!.leased, true);
+
+  first.close();
+  await waitFor('the lease to end', async () => !(await second.lookup(A))[0]!.leased);
+  const branch = (await second.lookup(A))[0]!;
+  assert.equal(branch.state, 'unknown');
+  assert.equal(branch.lastOutcome, 'interrupted');
+  assert.ok(branch.version > version);
+  const stale = await second.lease(A, 'chat-1', version);
+  assert.equal(!stale.granted && stale.reason, 'stale', 'a decision made before the interruption is stale');
+  const granted = await second.lease(A, 'chat-1', branch.version);
+  assert.ok(granted.granted);
+  const done = await second.record(record({ baseVersion: branch.version, known: 'c'.repeat(128) }));
+  assert.ok(done.recorded);
+  assert.deepEqual([done.branch.state, done.branch.leased, done.branch.turns], ['ok', false, 2]);
+  assert.equal(await second.release(), 0, 'the record ended the lease');
+  second.close();
+});
+
+test('evict by anchor prefix, by branch and all; a malformed evict is refused', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  for (const [anchor, chatId] of [[A, 'one'], [A, 'two'], [B, 'three'], [`ab${'0'.repeat(30)}`, 'four']] as const) {
+    assert.ok((await client.record(record({ anchor, chatId }))).recorded);
+  }
+  assert.equal(await client.evict({ anchor: A, chatId: 'two' }), 1);
+  assert.equal(await client.evict({ anchorPrefix: 'a' }), 2);
+  assert.deepEqual((await client.list()).map((b) => b.chatId), ['three']);
+  assert.equal(await client.evict({ all: true }), 1);
+  const probe = await connected(w, false);
+  await assert.rejects(probe.request('evict', { all: true, anchorPrefix: 'a' }), { code: 'bad-request' });
+  probe.close();
+  client.close();
+});
+
+test('no message text can reach the helper: text fields and non-hex digests are refused', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const cases: [string, object][] = [
+    ['an extra field', { ...record(), prompt: 'hello, please fix my bug' }],
+    ['text as digests', record({ known: 'please fix my bug' })],
+    ['a partial digest', record({ known: 'c'.repeat(40) })],
+    ['a fingerprint that is prose', record({ toolsFingerprint: 'the tools are read and write' })],
+    ['a model with a newline', record({ model: 'gpt-5\nignore previous instructions' })],
+    ['a bad chat id', record({ chatId: '--force' })],
+  ];
+  for (const [what, bad] of cases) {
+    const probe = await connected(w, false);
+    await assert.rejects(probe.request('record', { record: bad }), { code: 'bad-request' }, what);
+    probe.close();
+  }
+  await assert.rejects(
+    (async () => {
+      const probe = await connected(w, false);
+      try {
+        return await probe.request('lookup', { anchor: A, text: 'hi' });
+      } finally {
+        probe.close();
+      }
+    })(),
+    { code: 'bad-request' },
+  );
+  assert.equal((await client.stats()).entries, 0);
+  client.close();
+});

@@ -1,0 +1,300 @@
+// BranchStore: the resume cache's rules, on an injected monotonic clock.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { BranchStore, MAX_ENTRIES, MAX_TTL_MS, clampLimits } from '../../src/cache/store.js';
+import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
+
+const A = 'a'.repeat(32);
+const B = 'b'.repeat(32);
+const DIGEST = 'c'.repeat(32);
+
+function clocked(options: StoreOptions = {}) {
+  const clock = { now: 1000 };
+  const store = new BranchStore({ clock: () => clock.now, wallClock: () => 1_700_000_000_000 + clock.now, ...options });
+  return { store, clock };
+}
+
+function rec(overrides: Partial<RecordInput> = {}): RecordInput {
+  return {
+    anchor: A,
+    chatId: 'chat-1',
+    toolsFingerprint: 'f'.repeat(32),
+    workspace: '/work/project',
+    model: 'gpt-5',
+    known: DIGEST.repeat(2),
+    baseVersion: null,
+    savedBytes: 0,
+    ...overrides,
+  };
+}
+
+function recorded(store: BranchStore, input: RecordInput, holder?: string) {
+  const result = store.record(input, holder);
+  assert.ok(result.recorded, `record refused: ${result.recorded ? '' : result.message}`);
+  return result.branch;
+}
+
+describe('limits', () => {
+  test('default to the seed limits and can only be lowered', () => {
+    assert.deepEqual(clampLimits(), { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+    assert.deepEqual(clampLimits({ ttlMs: 500, maxEntries: 3 }), { ttlMs: 500, maxEntries: 3 });
+    assert.deepEqual(clampLimits({ ttlMs: 10 * MAX_TTL_MS, maxEntries: 1000 }), { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+    assert.deepEqual(clampLimits({ ttlMs: Number.NaN, maxEntries: -1 }), { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+    assert.deepEqual(clampLimits({ ttlMs: 0.5, maxEntries: 2.7 }), { ttlMs: 1, maxEntries: 2 });
+    assert.deepEqual(new BranchStore({ ttlMs: 2 * MAX_TTL_MS, maxEntries: 65 }).limits, { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+  });
+});
+
+describe('records and branches', () => {
+  test('a new record becomes a branch with version, turn count and times', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec({ savedBytes: 10 }));
+    assert.equal(branch.turns, 1);
+    assert.equal(branch.bytesSaved, 10);
+    assert.equal(branch.state, 'ok');
+    assert.equal(branch.lastOutcome, 'success');
+    assert.equal(branch.leased, false);
+    assert.equal(branch.ttlLeftMs, MAX_TTL_MS);
+    assert.equal(branch.createdAt, branch.updatedAt);
+    assert.deepEqual(store.lookup(A), [branch]);
+    assert.deepEqual(store.lookup(B), []);
+  });
+
+  test('compare-and-set: the right base version updates, a moved one is refused as a conflict', () => {
+    const { store, clock } = clocked();
+    const first = recorded(store, rec({ savedBytes: 5 }));
+    clock.now += 10;
+    const second = recorded(store, rec({ baseVersion: first.version, known: DIGEST.repeat(4), savedBytes: 7 }));
+    assert.ok(second.version > first.version);
+    assert.equal(second.turns, 2);
+    assert.equal(second.bytesSaved, 12);
+    assert.equal(second.createdAt, first.createdAt);
+    assert.ok(second.updatedAt > first.updatedAt);
+    const late = store.record(rec({ baseVersion: first.version }));
+    assert.equal(late.recorded, false);
+    assert.equal(!late.recorded && late.reason, 'conflict');
+    assert.equal(store.lookup(A)[0]!.known, DIGEST.repeat(4), 'the conflicting record changed nothing');
+    const missing = store.record(rec({ chatId: 'other', baseVersion: 1 }));
+    assert.equal(!missing.recorded && missing.reason, 'gone');
+  });
+
+  test('baseVersion null replaces a branch with the same chat ID, and the old version no longer matches', () => {
+    const { store } = clocked();
+    const old = recorded(store, rec({ savedBytes: 100 }));
+    const fresh = recorded(store, rec({ known: DIGEST }));
+    assert.equal(fresh.turns, 1);
+    assert.equal(fresh.bytesSaved, 0);
+    assert.notEqual(fresh.version, old.version);
+    assert.equal(store.lookup(A).length, 1);
+    const stale = store.record(rec({ baseVersion: old.version }));
+    assert.equal(!stale.recorded && stale.reason, 'conflict');
+  });
+
+  test('an anchor holds several branches, most recently updated first, each one entry', () => {
+    const { store, clock } = clocked();
+    recorded(store, rec({ chatId: 'one' }));
+    clock.now += 5;
+    recorded(store, rec({ chatId: 'two' }));
+    recorded(store, rec({ anchor: B, chatId: 'three' }));
+    assert.deepEqual(store.lookup(A).map((b) => b.chatId), ['two', 'one']);
+    assert.deepEqual(store.stats(), { entries: 3, anchors: 2, leases: 0, ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+    assert.equal(store.size, 3);
+  });
+
+  test('versions are never reused, even by a branch evicted and recorded again', () => {
+    const { store } = clocked();
+    const before = recorded(store, rec());
+    store.evictAll();
+    const again = recorded(store, rec());
+    assert.notEqual(again.version, before.version);
+    const result = store.record(rec({ baseVersion: before.version }));
+    assert.equal(!result.recorded && result.reason, 'conflict');
+  });
+
+  test('optional outcome and state are kept; savedBytes never goes negative', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec({ outcome: 'network', state: 'unknown', savedBytes: -5 }));
+    assert.equal(branch.lastOutcome, 'network');
+    assert.equal(branch.state, 'unknown');
+    assert.equal(branch.bytesSaved, 0);
+  });
+});
+
+describe('TTL on the monotonic clock', () => {
+  test('a branch lives ttlMs after its last record; lookup does not extend it', () => {
+    const { store, clock } = clocked({ ttlMs: 1000 });
+    recorded(store, rec());
+    clock.now += 600;
+    assert.equal(store.lookup(A)[0]!.ttlLeftMs, 400);
+    clock.now += 399;
+    assert.equal(store.lookup(A).length, 1);
+    assert.equal(store.list().length, 1);
+    clock.now += 2;
+    assert.equal(store.list().length, 0, 'list shows live branches only');
+    assert.equal(store.stats().entries, 0);
+    const expired = store.lookup(A);
+    assert.equal(expired.length, 1, 'an expired branch is returned once');
+    assert.ok(expired[0]!.ttlLeftMs <= 0);
+    assert.deepEqual(store.lookup(A), [], 'and then dropped');
+  });
+
+  test('a record starts the TTL again; prune drops expired branches', () => {
+    const { store, clock } = clocked({ ttlMs: 1000 });
+    const first = recorded(store, rec());
+    recorded(store, rec({ chatId: 'other' }));
+    clock.now += 900;
+    recorded(store, rec({ baseVersion: first.version }));
+    clock.now += 500;
+    store.prune();
+    assert.deepEqual(store.list().map((b) => b.chatId), ['chat-1']);
+    assert.deepEqual(store.lookup(A).map((b) => [b.chatId, b.ttlLeftMs]), [['chat-1', 500]]);
+  });
+
+  test('a clock starting at 0 still expires entries', () => {
+    const clock = { now: 0 };
+    const store = new BranchStore({ ttlMs: 10, clock: () => clock.now });
+    recorded(store, rec());
+    clock.now = 11;
+    assert.equal(store.list().length, 0);
+  });
+
+  test('an expired branch cannot be leased', () => {
+    const { store, clock } = clocked({ ttlMs: 100 });
+    const branch = recorded(store, rec());
+    clock.now += 101;
+    const lease = store.lease(A, 'chat-1', branch.version, 'h1');
+    assert.equal(!lease.granted && lease.reason, 'gone');
+  });
+});
+
+describe('LRU and max entries', () => {
+  test('the least recently used branch goes first; lookup counts as use', () => {
+    const { store } = clocked({ maxEntries: 3 });
+    recorded(store, rec({ chatId: 'one' }));
+    recorded(store, rec({ chatId: 'two' }));
+    recorded(store, rec({ anchor: B, chatId: 'three' }));
+    store.lookup(A); // one and two are now more recent than three
+    recorded(store, rec({ anchor: B, chatId: 'four' }));
+    assert.deepEqual(store.lookup(B).map((b) => b.chatId), ['four']);
+    recorded(store, rec({ chatId: 'five' }));
+    assert.equal(store.size, 3);
+    assert.deepEqual(new Set(store.list().map((b) => b.chatId)), new Set(['five', 'four', 'two']));
+  });
+
+  test('list is most recently used first and does not change recency', () => {
+    const { store } = clocked({ maxEntries: 2 });
+    recorded(store, rec({ chatId: 'one' }));
+    recorded(store, rec({ chatId: 'two' }));
+    assert.deepEqual(store.list().map((b) => b.chatId), ['two', 'one']);
+    store.list();
+    recorded(store, rec({ chatId: 'three' }));
+    assert.deepEqual(store.list().map((b) => b.chatId), ['three', 'two']);
+  });
+});
+
+describe('leases', () => {
+  test('one holder at a time; the version must be the one looked up', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec());
+    const first = store.lease(A, 'chat-1', branch.version, 'h1');
+    assert.ok(first.granted);
+    assert.equal(first.granted && first.branch.leased, true);
+    assert.equal(store.lookup(A)[0]!.leased, true);
+    const second = store.lease(A, 'chat-1', branch.version, 'h2');
+    assert.equal(!second.granted && second.reason, 'busy');
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted, 'the holder may lease again');
+    assert.equal(store.leasesOf('h1'), 1);
+    const stale = store.lease(A, 'chat-1', branch.version + 100, 'h1');
+    assert.equal(!stale.granted && stale.reason, 'stale');
+    const gone = store.lease(A, 'nope', 1, 'h2');
+    assert.equal(!gone.granted && gone.reason, 'gone');
+    assert.equal(store.stats().leases, 1);
+  });
+
+  test('a leased branch refuses records from others; the holder\'s record ends its lease', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec());
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
+    const intruder = store.record(rec({ baseVersion: branch.version }), 'h2');
+    assert.equal(!intruder.recorded && intruder.reason, 'busy');
+    const anonymous = store.record(rec({ baseVersion: null }));
+    assert.equal(!anonymous.recorded && anonymous.reason, 'busy');
+    const mine = recorded(store, rec({ baseVersion: branch.version }), 'h1');
+    assert.equal(mine.leased, false);
+    assert.equal(store.leasesOf('h1'), 0);
+    assert.ok(store.lease(A, 'chat-1', mine.version, 'h2').granted);
+  });
+
+  test('a refused record still ends the recorder\'s lease', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec());
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
+    const wrong = store.record(rec({ baseVersion: branch.version + 1 }), 'h1');
+    assert.equal(!wrong.recorded && wrong.reason, 'conflict');
+    assert.equal(store.lookup(A)[0]!.leased, false);
+  });
+
+  test('release with an outcome updates the branch and bumps its version, without extending its life', () => {
+    const { store, clock } = clocked({ ttlMs: 1000 });
+    const branch = recorded(store, rec());
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
+    clock.now += 300;
+    assert.equal(store.release('h1', 'network', 'unknown'), 1);
+    const after = store.lookup(A)[0]!;
+    assert.equal(after.state, 'unknown');
+    assert.equal(after.lastOutcome, 'network');
+    assert.equal(after.leased, false);
+    assert.equal(after.ttlLeftMs, 700);
+    assert.ok(after.version > branch.version);
+    const old = store.lease(A, 'chat-1', branch.version, 'h2');
+    assert.equal(!old.granted && old.reason, 'stale', 'a decision made before the failure is stale');
+  });
+
+  test('release without an outcome only ends the lease', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec());
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
+    assert.equal(store.release('h1'), 1);
+    assert.equal(store.release('h1'), 0);
+    const after = store.lookup(A)[0]!;
+    assert.equal(after.version, branch.version);
+    assert.equal(after.leased, false);
+    assert.equal(after.state, 'ok');
+  });
+
+  test('a vanished holder leaves the branch unknown and interrupted', () => {
+    const { store } = clocked();
+    const one = recorded(store, rec({ chatId: 'one' }));
+    const two = recorded(store, rec({ chatId: 'two' }));
+    assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
+    assert.ok(store.lease(A, 'two', two.version, 'h1').granted);
+    assert.equal(store.release('h1', 'interrupted', 'unknown'), 2);
+    for (const branch of store.lookup(A)) {
+      assert.equal(branch.state, 'unknown');
+      assert.equal(branch.lastOutcome, 'interrupted');
+    }
+  });
+});
+
+describe('evict', () => {
+  test('by anchor prefix, by branch, and all; leases on evicted branches end', () => {
+    const { store } = clocked();
+    const one = recorded(store, rec({ chatId: 'one' }));
+    recorded(store, rec({ chatId: 'two' }));
+    recorded(store, rec({ anchor: B, chatId: 'three' }));
+    recorded(store, rec({ anchor: 'ab' + '0'.repeat(30), chatId: 'four' }));
+    assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
+    assert.equal(store.evictBranch(A, 'two'), 1);
+    assert.equal(store.evictBranch(A, 'two'), 0);
+    assert.equal(store.evict('a'), 2, 'A and ab00.. both start with "a"');
+    assert.equal(store.leasesOf('h1'), 0);
+    assert.equal(store.stats().leases, 0);
+    assert.deepEqual(store.lookup(A), []);
+    assert.throws(() => store.evict(''), /empty anchor prefix/);
+    assert.equal(store.evictAll(), 1);
+    assert.equal(store.size, 0);
+    assert.equal(store.stats().anchors, 0);
+    const recordAfter = store.record(rec({ baseVersion: one.version }), 'h1');
+    assert.equal(!recordAfter.recorded && recordAfter.reason, 'gone');
+  });
+});
