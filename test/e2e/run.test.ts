@@ -1,0 +1,315 @@
+// The main job end to end: the built cursor-resume, the real helper, the stand-in
+// cursor-agent, real processes and sockets. What the stand-in received (its log) and
+// what it replied (its reply names every fact the chat remembers) are the evidence.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { BIN, STAND_IN, runCli, sandboxEnv, tempDir } from '../support/cli.js';
+import { Conversation, STREAM_ARGS, readLog, resultOf, stopHelper } from '../support/conversation.js';
+
+const envs: NodeJS.ProcessEnv[] = [];
+function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
+  envs.push(env);
+  return env;
+}
+after(async () => {
+  await Promise.all(envs.map(stopHelper));
+});
+
+const chatDir = (c: Conversation, chatId: string): string =>
+  join(c.env.CURSOR_CONFIG_DIR!, 'chats', createHash('md5').update(c.workspace).digest('hex'), chatId);
+
+describe('a conversation resumes turn after turn', () => {
+  test('only the new message is sent, and the reply proves the chat kept its context', async () => {
+    const c = new Conversation(world());
+    const t1 = await c.turn('remember: the port is 8080');
+    assert.equal(t1.code, 0, t1.stderr);
+    const first = c.lastInvocation();
+    assert.equal(first.resumed, false);
+    assert.match(first.stdin, /^SYSTEM: You have access to the following tools/);
+    assert.ok(!first.argv.includes('--resume'));
+
+    const t2 = await c.turn('remember: the host is db.internal');
+    assert.equal(t2.code, 0, t2.stderr);
+    const second = c.lastInvocation();
+    assert.deepEqual(second.argv.slice(-2), ['--resume', first.chatId]);
+    assert.equal(second.stdin, 'remember: the host is db.internal', 'only the new user message');
+
+    const t3 = await c.turn('What do you remember?');
+    assert.equal(c.lastInvocation().stdin, 'What do you remember?');
+    assert.match(t3.reply!, /^Turn 3 of this chat\. I remember: the port is 8080; the host is db\.internal\./);
+    assert.deepEqual(c.traces().map((t) => [t.decision, t.reason]), [['fresh', 'no-entry'], ['resume-delta', 'delta'], ['resume-delta', 'delta']]);
+    assert.ok((c.lastTrace().promptBytes as number) < (c.lastTrace().fullPromptBytes as number) / 5);
+  });
+
+  test('resume off sends the full prompt every turn and starts no helper', async () => {
+    const env = world({ CURSOR_ACP_SESSION_RESUME: 'no' });
+    const c = new Conversation(env);
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('and?');
+    assert.match(t2.reply!, /^Turn 1 of this chat/, 'a fresh chat each turn');
+    for (const inv of c.invocations()) assert.ok(!inv.argv.includes('--resume'));
+    assert.match(c.lastInvocation().stdin, /USER: remember: alpha\n\nASSISTANT: Turn 1[^\n]*\n\nUSER: and\?$/);
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false);
+  });
+
+  test('text and json callers get exactly their format, and still resume', async () => {
+    const c = new Conversation(world());
+    c.messages.push({ role: 'user', content: 'remember: the colour is teal' });
+    const json = await runCli(['--print', '--output-format', 'json'], { input: c.body(), env: c.env });
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(json.stdout.split('\n').length, 2, 'one line: the result object');
+    const result = JSON.parse(json.stdout);
+    assert.equal(result.type, 'result');
+    assert.deepEqual(c.lastInvocation().argv.slice(0, 3), ['--print', '--output-format', 'stream-json']);
+
+    c.messages.push({ role: 'assistant', content: result.result }, { role: 'user', content: 'Which colour?' });
+    const text = await runCli(['--output-format', 'text'], { input: c.body(), env: c.env });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^Turn 2 of this chat\. I remember: the colour is teal\. This prompt was 13 bytes\.\n$/);
+    assert.equal(c.lastInvocation().stdin, 'Which colour?');
+  });
+});
+
+describe('what breaks the proof starts a fresh chat', () => {
+  async function twoTurns(): Promise<Conversation> {
+    const c = new Conversation(world());
+    await c.turn('remember: one');
+    await c.turn('remember: two');
+    assert.ok(c.lastInvocation().argv.includes('--resume'));
+    return c;
+  }
+
+  test('changed tools', async () => {
+    const c = await twoTurns();
+    c.tools = [...c.tools, { type: 'function', function: { name: 'bash', description: 'Run', parameters: { type: 'object' } } }];
+    const t = await c.turn('three');
+    assert.match(t.reply!, /^Turn 1 of this chat/);
+    assert.ok(!c.lastInvocation().argv.includes('--resume'));
+    assert.equal(c.lastTrace().reason, 'tools-changed');
+  });
+
+  test('an edited earlier message', async () => {
+    const c = await twoTurns();
+    c.messages[2] = { role: 'assistant', content: 'I said something else.' };
+    await c.turn('three');
+    assert.equal(c.lastTrace().reason, 'diverged');
+    assert.match(c.lastInvocation().stdin, /ASSISTANT: I said something else\./, 'the whole conversation, as the caller has it');
+  });
+
+  test("a title side call neither resumes nor disturbs the real chat", async () => {
+    const c = await twoTurns();
+    const title = {
+      model: 'gpt-5',
+      workspace: c.workspace,
+      messages: [
+        { role: 'system', content: 'You are a title generator. You output ONLY a thread title. Nothing else.' },
+        { role: 'user', content: c.messages[1]!.content },
+      ],
+    };
+    const r = await runCli(STREAM_ARGS, { input: JSON.stringify(title), env: c.env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(c.lastTrace().reason, 'side-call');
+    assert.ok(!c.lastInvocation().argv.includes('--resume'));
+    const t3 = await c.turn('remember: three');
+    assert.match(t3.reply!, /^Turn 3 of this chat\. I remember: one; two; three\./);
+  });
+
+  test('sibling branches each keep resuming their own chat', async () => {
+    const env = world();
+    const a = new Conversation(env);
+    await a.turn('remember: shared opener');
+    const b = new Conversation(env);
+    Object.assign(b, { workspace: a.workspace });
+    b.messages = structuredClone(a.messages);
+    await a.turn('remember: branch A');
+    await b.turn('remember: branch B');
+    assert.ok(!b.lastInvocation().argv.includes('--resume'), 'B diverged from what the chat knows: fresh');
+    const a3 = await a.turn('A again');
+    const b3 = await b.turn('B again');
+    assert.match(a3.reply!, /I remember: shared opener; branch A\./);
+    assert.match(b3.reply!, /I remember: shared opener; branch B\./);
+    assert.equal(a.lastTrace().decision, 'resume-delta');
+    assert.equal(b.lastTrace().decision, 'resume-delta');
+  });
+});
+
+describe('failures', () => {
+  test('chat-not-found is retried fresh transparently, then the new chat resumes', async () => {
+    const c = new Conversation(world());
+    await c.turn('remember: kept');
+    const t2 = await c.turn('remember: after the error', { mode: 'resume-not-found' });
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.equal(t2.stderr, '', 'the resume error is not shown: the caller sees one good answer');
+    const [, resumed, retried] = c.invocations();
+    assert.ok(resumed!.argv.includes('--resume'));
+    assert.ok(!retried!.argv.includes('--resume'));
+    assert.match(retried!.stdin, /USER: remember: kept/);
+    assert.equal(t2.stdout.match(/"type":"system"/g)!.length, 1, 'one stream on stdout');
+    assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
+    const t3 = await c.turn('and now?');
+    assert.deepEqual(c.lastInvocation().argv.slice(-2), ['--resume', retried!.chatId]);
+    assert.match(t3.reply!, /I remember: kept; after the error\./);
+  });
+
+  test('an authentication failure keeps the entry', async () => {
+    const c = new Conversation(world());
+    await c.turn('remember: keep me');
+    c.messages.push({ role: 'user', content: 'next' });
+    const failed = await c.send({ mode: 'auth' });
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /Authentication required/);
+    assert.equal(failed.stdout, '');
+    const retry = await c.send();
+    assert.equal(retry.code, 0, retry.stderr);
+    assert.equal(c.lastInvocation().stdin, 'next');
+    assert.match(retry.reply!, /^Turn 2 of this chat\. I remember: keep me\./);
+  });
+
+  test('the silent-fresh trap: a chat gone from the store is never resumed', async () => {
+    const c = new Conversation(world());
+    const t1 = await c.turn('remember: precious');
+    const chatId = resultOf(t1.stdout).session_id;
+    rmSync(chatDir(c, chatId), { recursive: true });
+    const t2 = await c.turn('what was precious?', { mode: 'silent-fresh' });
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.ok(!c.lastInvocation().argv.includes('--resume'));
+    assert.equal(c.lastTrace().reason, 'chat-missing');
+    assert.match(t2.reply!, /I remember: precious\./, 'the full prompt carried the context');
+  });
+
+  test('a resumed chat that answers under another ID is stopped before the caller sees it', async () => {
+    const c = new Conversation(world());
+    await c.turn('remember: the real chat');
+    const t2 = await c.turn('remember: second', { mode: 'session-id=f0f0f0f0-0000-4000-8000-000000000000' });
+    assert.equal(t2.code, 0, t2.stderr);
+    const [, resumed, retried] = c.invocations();
+    assert.ok(resumed!.argv.includes('--resume'));
+    assert.ok(!retried!.argv.includes('--resume'));
+    assert.equal(t2.stdout.match(/"subtype":"init"/g)!.length, 1);
+    assert.equal(c.lastTrace().reason, 'resume-failed');
+  });
+
+  test('an unsafe chat ID from cursor never reaches an argv', async () => {
+    const c = new Conversation(world());
+    for (const bad of ['-chat', 'a;b', 'chat.1']) {
+      const t = await c.turn(`remember: ${bad}`, { mode: `session-id=${bad}` });
+      assert.equal(t.code, 0, t.stderr);
+    }
+    await c.turn('next');
+    for (const inv of c.invocations()) assert.ok(!inv.argv.includes('--resume'), inv.argv.join(' '));
+    assert.equal(c.lastTrace().reason, 'no-entry');
+  });
+
+  test('a missing cursor-agent exits 127 naming CURSOR_RESUME_AGENT', async () => {
+    const env = world({ CURSOR_RESUME_AGENT: '/nonexistent/cursor-agent' });
+    const r = await runCli(STREAM_ARGS, { input: '{"messages":[{"role":"user","content":"hi"}]}', env });
+    assert.equal(r.code, 127);
+    assert.match(r.stderr, /cursor-agent not found: "\/nonexistent\/cursor-agent".*CURSOR_RESUME_AGENT/);
+    const sub = await runCli(['status'], { env });
+    assert.equal(sub.code, 127);
+  });
+});
+
+describe('passthrough', () => {
+  test('stdout is byte-identical to what cursor-agent printed', async () => {
+    const dir = tempDir();
+    const capture = join(dir, 'agent.out');
+    const tee = join(dir, 'tee-agent.sh');
+    writeFileSync(tee, `#!/bin/bash\nset -o pipefail\n"${STAND_IN}" "$@" | tee "${capture}"\n`);
+    chmodSync(tee, 0o755);
+    const c = new Conversation(world({ CURSOR_RESUME_AGENT: tee }));
+    for (const [text, mode] of [['remember: x', 'malformed-lines'], ['CALL_TOOL read {"path":"a"}', 'call-id-newline'], ['plain', 'thinking']] as const) {
+      const t = await c.turn(text, { mode });
+      assert.equal(t.code, 0, t.stderr);
+      assert.equal(t.stdout, readFileSync(capture, 'utf8'));
+    }
+  });
+
+  test('the first line arrives while the agent is still running', async () => {
+    const env = world({ CURSOR_STAND_IN_MODE: 'slow=400' });
+    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end('{"messages":[{"role":"user","content":"hi"}]}');
+    const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
+    assert.equal(child.exitCode, null, 'still running');
+    assert.match(first, /"subtype":"init"/);
+    assert.doesNotMatch(first, /"type":"result"/);
+    await new Promise((resolve) => child.on('close', resolve));
+  });
+
+  test('SIGINT reaches the agent, the exit status is 130, and the interrupted turn is not known history', async () => {
+    const c = new Conversation(world());
+    await c.turn('remember: before');
+    c.messages.push({ role: 'user', content: 'this turn hangs' });
+    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: { ...c.env, CURSOR_STAND_IN_MODE: 'hang' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdin.end(c.body());
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.kill('SIGINT');
+    const code = await new Promise((resolve) => child.on('close', (status) => resolve(status)));
+    assert.equal(code, 130);
+    assert.deepEqual(readLog(c.log).filter((e) => e.event === 'signal').map((e) => e.signal), ['SIGINT']);
+    const next = await c.turn('after the interruption');
+    assert.equal(next.code, 0, next.stderr);
+    assert.equal(c.lastTrace().reason, 'interrupted');
+    assert.ok(!c.lastInvocation().argv.includes('--resume'), 'no delta into a chat whose last turn is unknown');
+  });
+
+  test("cursor-agent's subcommands pass through with stdio and exit status", async () => {
+    const env = world();
+    const created = await runCli(['create-chat'], { env });
+    assert.equal(created.code, 0);
+    assert.match(created.stdout, /^[0-9a-f-]{36}\n$/);
+    const status = await runCli(['status'], { env });
+    assert.match(status.stdout, /Logged in as/);
+    const worker = await runCli(['worker'], { env });
+    assert.equal(worker.code, 1);
+    const authFail = await runCli(['models'], { env: { ...env, CURSOR_STAND_IN_MODE: 'auth' } });
+    assert.equal(authFail.code, 1);
+  });
+});
+
+describe('the helper never sees message text', () => {
+  test('everything that crosses the socket during real turns is hashes, IDs and counts', async () => {
+    const real = world();
+    const started = await runCli(['helper', 'start'], { env: real });
+    assert.equal(started.code, 0, started.stderr);
+    // A proxy in another runtime dir records every byte between cursor-resume and the real helper.
+    const proxyDir = join(tempDir(), 'run');
+    mkdirSync(proxyDir, { mode: 0o700 });
+    const captured: Buffer[] = [];
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(join(real.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock'));
+      client.on('data', (d) => {
+        captured.push(d);
+        upstream.write(d);
+      });
+      upstream.on('data', (d) => {
+        captured.push(d);
+        client.write(d);
+      });
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+      client.on('error', () => upstream.destroy());
+      upstream.on('error', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(join(proxyDir, 'helper.sock'), resolve));
+    try {
+      const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxyDir });
+      c.messages[0] = { role: 'system', content: 'SECRET-SYSTEM-PROMPT' };
+      c.tools = [{ type: 'function', function: { name: 'SECRETTOOL', description: 'SECRET-TOOL-DESCRIPTION', parameters: { type: 'object' } } }];
+      await c.turn('remember: SECRET-FACT-ONE');
+      const t2 = await c.turn('SECRET-QUESTION-TWO');
+      assert.equal(c.lastTrace().decision, 'resume-delta', t2.stderr);
+      const traffic = Buffer.concat(captured).toString('utf8');
+      assert.match(traffic, new RegExp(c.lastTrace().anchor as string), 'the traffic was captured');
+      for (const secret of ['SECRET', 'remember', 'I remember', 'Turn 1 of this chat']) assert.ok(!traffic.includes(secret), `"${secret}" crossed the socket`);
+    } finally {
+      proxy.close();
+    }
+  });
+});
