@@ -8,6 +8,7 @@
 import * as z from 'zod/mini';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Branch } from '../cache/types.js';
+import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
 
 /** Bump on any incompatible change; a client replaces a helper speaking another one. */
 export const PROTOCOL_VERSION = 1;
@@ -32,8 +33,6 @@ export type ErrorCode =
 
 // ---- field shapes -------------------------------------------------------------
 
-/** SPEC.md: the only chat IDs ever accepted (they end up in an argv). */
-export const CHAT_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 const HEX = /^[0-9a-f]*$/;
 // Paths and model names: no control characters (no newlines to smuggle prose through).
 // eslint-disable-next-line no-control-regex
@@ -42,7 +41,7 @@ const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 const count = z.int().check(z.minimum(0), z.maximum(Number.MAX_SAFE_INTEGER));
 const id = count;
 const anchor = z.string().check(z.regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters'));
-const chatId = z.string().check(z.regex(CHAT_ID, 'must match ^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$'));
+const chatId = z.string().check(z.regex(CHAT_ID_PATTERN, `must match ${CHAT_ID_PATTERN.source}`));
 const outcome = z.enum(['success', 'auth', 'quota', 'network', 'model', 'resume-failed', 'interrupted', 'crashed', 'error']);
 const state = z.enum(['ok', 'unknown']);
 const plainText = (min: number) =>
