@@ -1,6 +1,6 @@
 // AI SDK language-model prompt: {prompt: [...], tools: [...]}, as OpenCode hands it to a provider.
 import * as z from 'zod/mini';
-import { checkEnvelope, envelope, str, textPart } from './common.js';
+import { checkEnvelope, envelope, messageOf, partOf, str, textPart } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
@@ -29,17 +29,6 @@ const toolResultPart = z.object({
   result: z.optional(z.unknown()),
 });
 
-const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
-  options: T,
-  names: string,
-) =>
-  z.discriminatedUnion('type', options, {
-    error: (iss) => {
-      const type = (iss.input as { type?: unknown } | undefined)?.type;
-      return type === undefined ? `a part needs a "type" (${names})` : `unknown part type ${JSON.stringify(type)} (expected ${names})`;
-    },
-  });
-
 const system = z.object({ role: z.literal('system'), content: str() });
 const user = z.object({
   role: z.literal('user'),
@@ -67,15 +56,7 @@ const tool = z.object({
   content: z.array(partOf([toolResultPart], 'tool-result'), { error: 'expected an array of tool-result parts' }),
 });
 
-const message = z.discriminatedUnion('role', [system, user, assistant, tool], {
-  error: (iss) => {
-    if (iss.input === null || typeof iss.input !== 'object' || Array.isArray(iss.input)) return 'expected a message object';
-    const role = (iss.input as { role?: unknown }).role;
-    return role === undefined
-      ? 'missing "role" (system, user, assistant or tool)'
-      : `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`;
-  },
-});
+const message = messageOf([system, user, assistant, tool]);
 
 const toolDef = z.discriminatedUnion(
   'type',

@@ -52,7 +52,26 @@ export function checkEnvelope(
   return out;
 }
 
-/** Tool-call arguments as text: a string as it is, anything else as JSON. */
-export function argsText(input: unknown): string {
-  return typeof input === 'string' ? input : JSON.stringify(input ?? {});
-}
+/** Parts told apart by their "type", with a message that names the accepted types. */
+export const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
+  options: T,
+  names: string,
+) =>
+  z.discriminatedUnion('type', options, {
+    error: (iss) => {
+      const type = (iss.input as { type?: unknown } | undefined)?.type;
+      return type === undefined ? `a part needs a "type" (${names})` : `unknown part type ${JSON.stringify(type)} (expected ${names})`;
+    },
+  });
+
+/** Messages told apart by their "role". */
+export const messageOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(options: T) =>
+  z.discriminatedUnion('role', options, {
+    error: (iss) => {
+      if (iss.input === null || typeof iss.input !== 'object' || Array.isArray(iss.input)) return 'expected a message object';
+      const role = (iss.input as { role?: unknown }).role;
+      return role === undefined
+        ? 'missing "role" (system, user, assistant or tool)'
+        : `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`;
+    },
+  });

@@ -1,6 +1,6 @@
 // OpenAI Chat Completions body: {model, messages, tools}.
 import * as z from 'zod/mini';
-import { checkEnvelope, envelope, str, textPart } from './common.js';
+import { checkEnvelope, envelope, messageOf, partOf, str, textPart } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
@@ -17,17 +17,6 @@ const filePart = z.object({
   file: z.object({ file_data: z.optional(str()), file_id: z.optional(str()), filename: z.optional(str()) }),
 });
 const refusalPart = z.object({ type: z.literal('refusal'), refusal: str() });
-
-const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
-  options: T,
-  names: string,
-) =>
-  z.discriminatedUnion('type', options, {
-    error: (iss) => {
-      const type = (iss.input as { type?: unknown } | undefined)?.type;
-      return type === undefined ? `a part needs a "type" (${names})` : `unknown part type ${JSON.stringify(type)} (expected ${names})`;
-    },
-  });
 
 const contentOf = <T extends z.core.$ZodType>(part: T) =>
   z.union([str(), z.array(part)], { error: 'expected a string or an array of parts' });
@@ -58,15 +47,7 @@ const tool = z.object({
   name: z.optional(str()),
 });
 
-const message = z.discriminatedUnion('role', [system, user, assistant, tool], {
-  error: (iss) => {
-    const role = (iss.input as { role?: unknown } | undefined)?.role;
-    if (iss.input === null || typeof iss.input !== 'object' || Array.isArray(iss.input)) return 'expected a message object';
-    return role === undefined
-      ? 'missing "role" (system, user, assistant or tool)'
-      : `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`;
-  },
-});
+const message = messageOf([system, user, assistant, tool]);
 
 const toolDef = z.object({
   type: z.literal('function', { error: 'expected "function"' }),
