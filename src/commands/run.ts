@@ -219,7 +219,7 @@ async function remember(
   const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
   const chatId = tap.sessionId;
   if (complete && isSafeChatId(chatId) && !tap.sessionChanged) {
-    const reply = await client.record({
+    const record = {
       anchor: plan.anchor!,
       chatId,
       toolsFingerprint: analysis.toolsFingerprint,
@@ -228,8 +228,12 @@ async function remember(
       known: analysis.digests.join('') + assistantDigest(tap.resultText!, tap.toolCalls),
       baseVersion: resumed ? plan.baseVersion : null,
       savedBytes: plan.fullPromptBytes - plan.promptBytes,
-      outcome: 'success',
-    });
+      outcome: 'success' as const,
+    };
+    let reply = await client.record(record);
+    // The branch expired or was evicted while the turn ran: the record holds the whole
+    // known sequence and the chat just answered, so it can stand as a new branch.
+    if (!reply.recorded && reply.reason === 'gone') reply = await client.record({ ...record, baseVersion: null });
     say(reply.recorded ? `recorded chat ${chatId} (${analysis.digests.length + 1} messages known)` : `not recorded: ${reply.message}`);
     return;
   }
