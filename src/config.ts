@@ -22,57 +22,66 @@ function compilable(pattern: string): boolean {
 /** Every setting: its type, its default, the environment variable that overrides it. */
 export const SETTINGS = {
   agent: {
-    schema: z.string().check(z.minLength(1, 'must not be empty')),
+    schema: z.string('must be a string').check(z.minLength(1, 'must not be empty')),
     default: 'cursor-agent',
     env: 'CURSOR_RESUME_AGENT',
     help: 'the cursor-agent executable: a name on PATH or a path',
   },
   runtimeDir: {
-    schema: z.string().check(z.refine((v) => v.startsWith('/'), 'must be an absolute path')),
+    schema: z.string('must be a string').check(z.refine((v) => v.startsWith('/'), 'must be an absolute path')),
     default: '',
     env: 'CURSOR_RESUME_RUNTIME_DIR',
     help: "where the helper's socket and lock live (empty: $XDG_RUNTIME_DIR/cursor-resume, else a per-user folder in the temp dir)",
   },
   sideCallPatterns: {
     schema: z.array(
-      z.string().check(z.refine(compilable, 'is not a valid regular expression')),
+      z.string('must be a string').check(z.refine(compilable, 'is not a valid regular expression')),
+      'must be a JSON array of strings',
     ),
     default: [...DEFAULT_SIDE_CALL_PATTERNS],
     env: undefined,
     help: 'regular expressions that mark a title or metadata prompt, tested against the start of the first system and the first user message',
   },
   retryFresh: {
-    schema: z.boolean(),
+    schema: z.boolean('must be true or false'),
     default: true,
     env: undefined,
     help: 'when a resumed chat turns out to be gone before any output, retry once as a fresh chat',
   },
   unsafeDelta: {
-    schema: z.enum(['fresh', 'resume-full']),
+    schema: z.enum(['fresh', 'resume-full'], 'must be fresh or resume-full'),
     default: 'fresh' as 'fresh' | 'resume-full',
     env: undefined,
     help: 'when new messages cannot be sent as text (an image, a file): start a fresh chat, or resume with the full prompt',
   },
   ttlMinutes: {
-    schema: z.number().check(z.int(), z.gte(1), z.lte(SEED_TTL_MINUTES)),
+    schema: z.number('must be a number').check(
+      z.int('must be a whole number'),
+      z.gte(1, 'must be at least 1'),
+      z.lte(SEED_TTL_MINUTES, `must be at most ${SEED_TTL_MINUTES}: the limit may be lowered, never raised`),
+    ),
     default: SEED_TTL_MINUTES,
     env: undefined,
     help: `how long a chat stays resumable, in minutes (1 to ${SEED_TTL_MINUTES}: may be lowered, never raised)`,
   },
   maxEntries: {
-    schema: z.number().check(z.int(), z.gte(1), z.lte(SEED_MAX_ENTRIES)),
+    schema: z.number('must be a number').check(
+      z.int('must be a whole number'),
+      z.gte(1, 'must be at least 1'),
+      z.lte(SEED_MAX_ENTRIES, `must be at most ${SEED_MAX_ENTRIES}: the limit may be lowered, never raised`),
+    ),
     default: SEED_MAX_ENTRIES,
     env: undefined,
     help: `how many branches the helper keeps (1 to ${SEED_MAX_ENTRIES}: may be lowered, never raised)`,
   },
   verbose: {
-    schema: z.boolean(),
+    schema: z.boolean('must be true or false'),
     default: false,
     env: 'CURSOR_RESUME_VERBOSE',
     help: 'print each decision and every reason the cache was not used to stderr',
   },
   trace: {
-    schema: z.string(),
+    schema: z.string('must be a string'),
     default: '',
     env: 'CURSOR_RESUME_TRACE',
     help: 'a file to append one JSON line per run to (empty: none)',

@@ -35,6 +35,21 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
   });
 }
 
+/**
+ * Whether a run asks the cache about this turn at all: resume on, a structured
+ * transcript, no --resume/--continue of the caller's, an anchor, not a side call.
+ * Otherwise the plan is fresh whatever the cache holds, and the cache is not touched.
+ */
+export function usesCache(analysis: Analysis, context: TurnContext): boolean {
+  return (
+    isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME) &&
+    analysis.conversation.shape !== 'text' &&
+    !context.caller.callerResume &&
+    analysis.anchor !== null &&
+    analysis.sideCall === null
+  );
+}
+
 export function planTurn(
   analysis: Analysis,
   context: TurnContext,

@@ -1,18 +1,25 @@
 // The commander program: our own subcommands and the help a person reads.
 import { Command, CommanderError } from 'commander';
+import { addConfigCommand } from './commands/config.js';
+import { addEvictCommand } from './commands/evict.js';
 import { addHelperCommand } from './commands/helper.js';
+import { addInspectCommand } from './commands/inspect.js';
+import { addSimulateCommand } from './commands/simulate.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
   const program = new Command('cursor-resume')
     .description(
-      'A drop-in front for cursor-agent: reads a conversation transcript on stdin and, when it can prove it is safe,\n' +
+      'A drop-in front for cursor-agent: reads a conversation transcript on stdin and, when it can prove it is safe, ' +
         'continues the existing Cursor chat (--resume) sending only the new messages.',
     )
     .version(VERSION, '--our-version', "print cursor-resume's version (--version goes to cursor-agent)")
     .usage('[cursor-agent flags] [--dry-run] [--verbose] [--trace FILE] < transcript\n       cursor-resume <command> [options]')
     .enablePositionalOptions()
     .exitOverride()
+    // Our errors all read `cursor-resume: ...` and say what to do next; subcommands inherit this.
+    .configureOutput({ outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '')}`) })
+    .showHelpAfterError('(add --help for usage and examples)')
     .addHelpText(
       'after',
       `
@@ -27,9 +34,16 @@ cursor-agent unchanged. Resume is on only with CURSOR_ACP_SESSION_RESUME=1 (or t
 Examples:
   CURSOR_ACP_SESSION_RESUME=1 cursor-resume --print --output-format stream-json < body.json
   cursor-resume --dry-run --model gpt-5 < body.json
-  cursor-resume inspect --transcript body.json`,
+  cursor-resume inspect --transcript body.json
+  cursor-resume simulate --resume-on --expect fresh,resume-delta turn1.json turn2.json
+
+See also: man cursor-resume`,
     );
+  addInspectCommand(program);
   addHelperCommand(program);
+  addEvictCommand(program);
+  addConfigCommand(program);
+  addSimulateCommand(program);
   return program;
 }
 

@@ -3,12 +3,13 @@
 //   stop    stops it (any version); none running is fine; exit 0, or 1 if it would not stop.
 //   status  shows it; exit 0 when it runs, 3 when it does not (as `systemctl status`),
 //           1 when the runtime dir is unusable. Never starts one.
-import { Chalk } from 'chalk';
 import type { Command } from 'commander';
+import { findingEnv } from '../helper-env.js';
 import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
 import type { StatsReply } from '../helper/protocol.js';
 import { VERSION } from '../version.js';
 import { PROTOCOL_VERSION } from '../helper/protocol.js';
+import { paint } from '../present.js';
 
 export const EXIT_NOT_RUNNING = 3;
 
@@ -29,7 +30,13 @@ Exit status of status: 0 running, 3 not running, 1 the runtime dir cannot be use
 Limits, read when the helper starts (tests and advanced use; they can only be lowered):
   CURSOR_RESUME_TTL_MS        life of an entry after its last turn (default and maximum 3600000)
   CURSOR_RESUME_MAX_ENTRIES   entries kept, least recently used evicted first (default and maximum 64)
-  CURSOR_RESUME_IDLE_MS       idle time before the helper exits (default 300000, 100 to 3600000)`,
+  CURSOR_RESUME_IDLE_MS       idle time before the helper exits (default 300000, 100 to 3600000)
+
+Examples:
+  cursor-resume helper status
+  cursor-resume helper status --json | jq .entries
+  cursor-resume helper stop
+  CURSOR_RESUME_RUNTIME_DIR=/tmp/cr-test cursor-resume helper start`,
     );
 
   helper
@@ -37,7 +44,8 @@ Limits, read when the helper starts (tests and advanced use; they can only be lo
     .description('start the helper unless it is running')
     .option('--json', 'print one JSON object')
     .action(async (options: { json?: boolean }) => {
-      const result = await connectHelper({ start: true });
+      // Where a run looks, and the limits a helper a run starts gets (config file included).
+      const result = await connectHelper({ start: true, env: findingEnv() });
       if (!result.ok) {
         fail(`cannot start the helper: ${result.reason}`);
         return;
@@ -57,7 +65,7 @@ Limits, read when the helper starts (tests and advanced use; they can only be lo
     .description('stop the helper (its cache is lost); fine if none runs')
     .option('--json', 'print one JSON object')
     .action(async (options: { json?: boolean }) => {
-      const result = await stopHelper();
+      const result = await stopHelper({ env: findingEnv() });
       if (!result.ok) {
         fail(`cannot stop the helper: ${result.reason}`);
         return;
@@ -74,7 +82,7 @@ Limits, read when the helper starts (tests and advanced use; they can only be lo
     .description('show pid, version, uptime, socket, entries and memory; exit 3 if not running')
     .option('--json', 'print one JSON object')
     .action(async (options: { json?: boolean }) => {
-      const probe = await probeHelper();
+      const probe = await probeHelper({ env: findingEnv() });
       if (!probe.running) {
         if ('error' in probe) {
           fail(`cannot reach the helper: ${probe.error}`);
@@ -113,8 +121,8 @@ Limits, read when the helper starts (tests and advanced use; they can only be lo
 }
 
 function formatStatus(stats: StatsReply, current: boolean): string {
-  // Colour only for people: a terminal, and NO_COLOR unset.
-  const chalk = process.stdout.isTTY && process.env.NO_COLOR === undefined ? new Chalk() : new Chalk({ level: 0 });
+  // Colour only for people: a terminal (or FORCE_COLOR), and NO_COLOR unset.
+  const chalk = paint();
   const note = current ? '' : chalk.yellow(`  (this cursor-resume is ${VERSION}: the next run replaces it)`);
   const rows: [string, string][] = [
     ['helper', chalk.green('running')],

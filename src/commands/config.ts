@@ -1,0 +1,214 @@
+// `cursor-resume config list|get|set|unset|path`: the settings file. The
+// SETTINGS table in src/config.ts is the one source of truth for names, types,
+// defaults, limits and environment variables; values are checked with it before
+// they are written, and `list` resolves them exactly as a run does
+// (environment > run-line flag > file > default).
+import { isAbsolute, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { UsageError } from '../agent/argv.js';
+import {
+  SETTINGS,
+  configFile,
+  isSettingName,
+  parseSettingText,
+  readConfigFile,
+  resolveSettings,
+  validateSetting,
+  type SettingName,
+  type Settings,
+} from '../config.js';
+import { runtimePaths } from '../helper/paths.js';
+import { fail, fields, paint, printJson, table } from '../present.js';
+import { isResumeEnabled } from '../resume/enabled.js';
+import { runLine } from '../turn-input.js';
+
+const NAMES = Object.keys(SETTINGS) as SettingName[];
+
+export function addConfigCommand(program: Command): Command {
+  const config = program
+    .command('config')
+    .description('show and change settings (config file, environment, defaults)')
+    .usage('[list|get|set|unset|path] [args] [options]')
+    .addHelpText(
+      'after',
+      `
+Settings (environment variable, if any, in brackets):
+${NAMES.map((n) => `  ${n.padEnd(17)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [${SETTINGS[n].env}]` : ''}`).join('\n')}
+
+A value comes from, first to last: its environment variable, a run-line flag (--verbose, --trace),
+the config file, the default. ttlMinutes and maxEntries may be lowered, never raised above the
+seed limits (60 minutes, 64 entries). Resume itself is switched on by CURSOR_ACP_SESSION_RESUME,
+not by a setting: callers such as OpenCode share that switch.
+
+Exit status: 0; 2 for an unknown setting, a value that is not allowed, or a broken config file.
+
+Examples:
+  cursor-resume config list
+  cursor-resume config set ttlMinutes 30
+  cursor-resume config set agent ~/.local/bin/cursor-agent
+  cursor-resume config set sideCallPatterns '["^You are a title generator\\\\b", "^Summarize"]'
+  cursor-resume config unset ttlMinutes
+  cursor-resume config get agent
+  cursor-resume config path`,
+    )
+    // `config` alone lists; any other word is a mistake worth naming.
+    .argument('[command]')
+    .action((command: string | undefined) => {
+      if (command !== undefined) throw new UsageError(`unknown config command "${command}"; use list, get, set, unset or path (cursor-resume config --help)`);
+      listSettings([], {});
+    });
+
+  config
+    .command('list')
+    .description('every setting: its effective value and where it comes from')
+    .argument('[run-line...]', 'after "--": run-line flags to take into account (--verbose, --trace FILE)')
+    .option('--json', 'print one JSON object')
+    .addHelpText('after', '\nExamples:\n  cursor-resume config list\n  cursor-resume config list --json | jq .settings.agent\n  cursor-resume config list -- --verbose --trace /tmp/trace.jsonl')
+    .action((rest: string[], options: { json?: boolean }) => listSettings(rest, options));
+
+  config
+    .command('get')
+    .description("print one setting's effective value")
+    .argument('<name>', `one of: ${NAMES.join(', ')}`)
+    .option('--json', 'print {"name", "value", "source"}')
+    .addHelpText('after', '\nExamples:\n  cursor-resume config get ttlMinutes\n  "$(cursor-resume config get agent)" --version')
+    .action((name: string, options: { json?: boolean }) => {
+      const setting = settingName(name);
+      const { settings, sources } = resolveSettings(process.env, {});
+      const value = settings[setting];
+      if (options.json) printJson({ name: setting, value, source: sources[setting] });
+      else process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value)}\n`);
+    });
+
+  config
+    .command('set')
+    .description('write a setting to the config file, after checking it')
+    .argument('<name>', `one of: ${NAMES.join(', ')}`)
+    .argument('<value>', 'true/false, a whole number, text, or for sideCallPatterns a JSON array of strings')
+    .addHelpText(
+      'after',
+      '\nA relative path given for agent (containing a "/") or trace is stored made absolute.\n\nExamples:\n  cursor-resume config set ttlMinutes 30\n  cursor-resume config set unsafeDelta resume-full\n  cursor-resume config set trace ~/cursor-resume-trace.jsonl',
+    )
+    .action(async (name: string, text: string) => {
+      const setting = settingName(name);
+      let value = validateSetting(setting, parseSettingText(setting, text), 'config set');
+      if ((setting === 'trace' && value !== '') || (setting === 'agent' && String(value).includes('/'))) {
+        value = isAbsolute(String(value)) ? value : resolve(String(value));
+      }
+      const { openConfigFile } = await import('../config-store.js');
+      const file = openConfigFile();
+      file.set(setting, value);
+      process.stdout.write(`${setting} = ${show(setting, value)} (in ${file.path})\n`);
+      afterWrite(setting);
+    });
+
+  config
+    .command('unset')
+    .description('remove a setting from the config file (back to its default)')
+    .argument('<name>', 'a setting; also any unknown name the file holds, to repair it')
+    .addHelpText('after', '\nExamples:\n  cursor-resume config unset ttlMinutes')
+    .action(async (name: string) => {
+      const { existsSync } = await import('node:fs');
+      const path = configFile();
+      if (!existsSync(path)) {
+        settingName(name);
+        process.stdout.write(`${name} is not set (there is no config file ${path})\n`);
+        return;
+      }
+      const { openConfigFile } = await import('../config-store.js');
+      const file = openConfigFile();
+      if (!file.has(name)) {
+        settingName(name);
+        process.stdout.write(`${name} is not set in ${file.path}\n`);
+        return;
+      }
+      file.delete(name);
+      process.stdout.write(
+        isSettingName(name)
+          ? `${name} removed from ${file.path}; it is back to ${show(name, SETTINGS[name].default)}\n`
+          : `${name} removed from ${file.path}\n`,
+      );
+      afterWrite(name);
+    });
+
+  config
+    .command('path')
+    .description('print where the config file is (it need not exist)')
+    .addHelpText('after', '\nExamples:\n  cursor-resume config path\n  ${EDITOR:-vi} "$(cursor-resume config path)"')
+    .action(() => {
+      process.stdout.write(`${configFile()}\n`);
+    });
+
+  return config;
+}
+
+function listSettings(rest: string[], options: { json?: boolean }): void {
+  const caller = runLine({}, rest);
+  const flags: Partial<Settings> = {
+    ...(caller.verbose ? { verbose: true } : {}),
+    ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
+  };
+  const { settings, sources } = resolveSettings(process.env, flags);
+  const resume = { enabled: isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME), value: process.env.CURSOR_ACP_SESSION_RESUME ?? null };
+  if (options.json) {
+    printJson({
+      file: configFile(),
+      resume,
+      settings: Object.fromEntries(
+        NAMES.map((n) => [n, { value: settings[n], source: sources[n], default: SETTINGS[n].default, env: SETTINGS[n].env ?? null }]),
+      ),
+    });
+    return;
+  }
+  const c = paint();
+  const rows = NAMES.map((n) => [
+    c.bold(n),
+    show(n, settings[n]),
+    sources[n] === 'environment' ? `environment (${SETTINGS[n].env})` : sources[n] === 'default' ? c.dim('default') : sources[n],
+  ]);
+  process.stdout.write(table([{ header: 'SETTING' }, { header: 'VALUE' }, { header: 'SOURCE' }], rows, (h) => c.bold(h)));
+  process.stdout.write(
+    fields(
+      [
+        ['resume', `${resume.enabled ? c.green('on') : 'off'} (CURSOR_ACP_SESSION_RESUME ${resume.value === null ? 'is not set' : `= ${JSON.stringify(resume.value)}`})`],
+        ['file', configFile()],
+      ],
+      (l) => c.dim(l),
+    ),
+  );
+}
+
+function settingName(name: string): SettingName {
+  if (isSettingName(name)) return name;
+  throw new UsageError(`unknown setting "${name}"; the settings are: ${NAMES.join(', ')} (cursor-resume config list)`);
+}
+
+/** A value for a person. */
+function show(name: SettingName, value: unknown): string {
+  if (value === '') {
+    if (name === 'runtimeDir') {
+      try {
+        return `(automatic: ${runtimePaths({ ...process.env, CURSOR_RESUME_RUNTIME_DIR: '' }).dir})`;
+      } catch {
+        return '(automatic)';
+      }
+    }
+    return '(none)';
+  }
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** After a write: an environment variable that still decides, and a file runs would still refuse, are said. */
+function afterWrite(name: string): void {
+  const env = isSettingName(name) ? SETTINGS[name].env : undefined;
+  // The file is written, but the environment wins: say so, or the change seems ignored.
+  if (env !== undefined && process.env[env] !== undefined && process.env[env] !== '') {
+    process.stderr.write(`cursor-resume: note: ${env} is set in the environment and wins over the config file\n`);
+  }
+  // The file must stay readable for the run path: check it as a run will.
+  try {
+    readConfigFile();
+  } catch (error) {
+    fail(`the change was written, but runs will still refuse the config file: ${(error as Error).message}`, 2);
+  }
+}

@@ -1,0 +1,88 @@
+// `cursor-resume evict <anchor>|--all`: forget conversations, so their next turn
+// starts a fresh chat. A short prefix is fine as long as it names one anchor
+// (as git refuses an ambiguous short hash); --all drops everything.
+import type { Command } from 'commander';
+import { UsageError } from '../agent/argv.js';
+import { findingEnv } from '../helper-env.js';
+import { probeHelper } from '../helper/launcher.js';
+import { fail, plural, printJson } from '../present.js';
+
+/** Shorter prefixes would too easily name several conversations by accident. */
+export const MIN_PREFIX = 4;
+const ANCHOR_HEX = 32;
+
+export function addEvictCommand(program: Command): Command {
+  return program
+    .command('evict')
+    .description('forget cached conversations: their next turn starts a fresh chat')
+    .argument('[anchor]', `an anchor, or a prefix of at least ${MIN_PREFIX} hex characters naming one (see cursor-resume inspect)`)
+    .option('--all', 'forget every conversation')
+    .option('--json', 'print one JSON object')
+    .addHelpText(
+      'after',
+      `
+Every branch (Cursor chat) of the conversation goes. The chats themselves stay in Cursor; only
+cursor-resume forgets them. Nothing is started: with no helper running there is nothing to evict.
+
+Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached;
+2 for a bad or ambiguous anchor.
+
+Examples:
+  cursor-resume evict 3f2a9c1e
+  cursor-resume evict 3f2a9c1e0b7d44e5a8f1c2b3d4e5f607
+  cursor-resume evict --all --json`,
+    )
+    .action(async (anchor: string | undefined, options: { all?: boolean; json?: boolean }) => {
+      const prefix = target(anchor, options.all === true);
+      const probe = await probeHelper({ env: findingEnv() });
+      if (!probe.running) {
+        if ('error' in probe) {
+          fail(`cannot reach the helper: ${probe.error}`);
+          return;
+        }
+        if (options.json) printJson({ running: false, evicted: 0 });
+        else process.stdout.write('no helper running: nothing is cached, nothing to evict\n');
+        return;
+      }
+      try {
+        let evicted: number;
+        let anchors: string[] = [];
+        if (prefix === null) {
+          evicted = await probe.client.evict({ all: true });
+        } else {
+          anchors = [...new Set((await probe.client.list()).map((b) => b.anchor).filter((a) => a.startsWith(prefix)))].sort();
+          if (anchors.length > 1) {
+            const names = anchors.map((a) => a.slice(0, Math.max(prefix.length + 4, 12))).join(', ');
+            fail(`${prefix} is ambiguous: it begins ${anchors.length} anchors (${names}); give more characters, or use --all`, 2);
+            return;
+          }
+          evicted = anchors.length === 0 ? 0 : await probe.client.evict({ anchorPrefix: anchors[0]! });
+        }
+        if (options.json) {
+          printJson({ running: true, evicted, ...(prefix === null ? { all: true } : { anchor: anchors[0] ?? null }) });
+        } else if (prefix === null) {
+          process.stdout.write(`evicted ${plural(evicted, 'branch', 'branches')}: the cache is empty\n`);
+        } else if (anchors.length === 0) {
+          process.stdout.write(`no cached conversation has an anchor beginning ${prefix}: nothing evicted (cursor-resume inspect lists them)\n`);
+        } else {
+          process.stdout.write(`evicted ${plural(evicted, 'branch', 'branches')} of ${anchors[0]}\n`);
+        }
+      } catch (error) {
+        fail(`the helper (pid ${probe.hello.pid}) did not evict: ${(error as Error).message}`);
+      } finally {
+        probe.client.close();
+      }
+    });
+}
+
+/** The anchor prefix to evict (lowercase), or null for --all. */
+function target(anchor: string | undefined, all: boolean): string | null {
+  if (all && anchor !== undefined) throw new UsageError('give an anchor or --all, not both');
+  if (all) return null;
+  if (anchor === undefined) throw new UsageError('evict what? Give an anchor (cursor-resume inspect lists them), or --all');
+  const prefix = anchor.trim().toLowerCase();
+  if (!/^[0-9a-f]+$/.test(prefix)) throw new UsageError(`"${anchor}" is not an anchor: anchors are hexadecimal (cursor-resume inspect lists them)`);
+  if (prefix.length < MIN_PREFIX) throw new UsageError(`"${anchor}" is too short: give at least ${MIN_PREFIX} characters of the anchor`);
+  if (prefix.length > ANCHOR_HEX) throw new UsageError(`"${anchor}" is too long: an anchor has ${ANCHOR_HEX} characters`);
+  return prefix;
+}

@@ -1,0 +1,432 @@
+// `cursor-resume inspect`: what the helper holds, as a table; and
+// `cursor-resume inspect --transcript FILE`: why a run would decide what it
+// decides for that transcript, step by step. The second goes through the same
+// analyzeTurn/planTurn as a run, with the same cache lookup (through a running
+// helper, starting none) and the same chat-store check, so it cannot disagree.
+// Message text shown comes only from the given transcript: the cache has none.
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { UsageError } from '../agent/argv.js';
+import { missingChats } from '../agent/chat-store.js';
+import type { Branch } from '../cache/types.js';
+import { resolveSettings, type Settings } from '../config.js';
+import { findingEnv, helperEnv } from '../helper-env.js';
+import { isSameVersion } from '../helper/client.js';
+import { probeHelper } from '../helper/launcher.js';
+import type { BranchSummary } from '../helper/protocol.js';
+import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan } from '../plan.js';
+import {
+  ago,
+  bytes,
+  fail,
+  fields,
+  left,
+  paint,
+  plural,
+  preview,
+  printJson,
+  shellQuote,
+  shortIds,
+  shortPath,
+  table,
+} from '../present.js';
+import type { Analysis, BranchCheck } from '../resume/decide.js';
+import { isResumeEnabled } from '../resume/enabled.js';
+import { REASONS } from '../resume/reasons.js';
+import type { Message } from '../transcript/types.js';
+import { contextFor, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn-input.js';
+
+interface InspectOptions {
+  transcript?: string;
+  model?: string;
+  workspace?: string;
+  json?: boolean;
+}
+
+export function addInspectCommand(program: Command): Command {
+  return program
+    .command('inspect')
+    .description("list the helper's cache entries, or explain the decision for a transcript without running anything")
+    .argument('[run-line...]', 'with --transcript, after "--": the rest of the run line to explain (cursor-agent flags)')
+    .option('--transcript <file>', 'explain the decision for this transcript ("-" reads stdin)')
+    .option('--model <model>', 'as on a run line: wins over the transcript\'s model')
+    .option('--workspace <path>', "as on a run line: wins over the transcript's workspace (default: the current directory)")
+    .option('--json', 'print one JSON object (no colour)')
+    .addHelpText(
+      'after',
+      `
+Without --transcript: one row per cached branch (a Cursor chat of a conversation): anchor, workspace,
+model, chat ID, which branch of its anchor, turns, messages known, time since its last turn, time
+left, last outcome, prompt bytes saved so far. Nothing is started: with no helper running it says so
+(exit 0). The cache holds hashes, IDs, counts and times, never message text.
+
+With --transcript: the decision a run would make for that transcript, step by step: resume on or off
+and why, side call or not, the anchor and what went into it, the branches found (looked up through a
+running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
+against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
+(the lookup marks the entry as recently used, as a run would). Set CURSOR_ACP_SESSION_RESUME as the
+run you are explaining has it.
+
+Exit status: 0; 1 when the helper cannot be reached or answers badly; 2 for a bad command line or
+transcript.
+
+Examples:
+  cursor-resume inspect
+  cursor-resume inspect --json | jq '.entries[] | {anchor, chatId, turns}'
+  CURSOR_ACP_SESSION_RESUME=1 cursor-resume inspect --transcript body.json
+  CURSOR_ACP_SESSION_RESUME=1 cursor-resume inspect --transcript - --model gpt-5 < body.json
+  cursor-resume inspect --transcript body.json --json -- --print --output-format stream-json --force`,
+    )
+    .action(async (rest: string[], options: InspectOptions) => {
+      if (options.transcript === undefined) {
+        if (rest.length > 0 || options.model !== undefined || options.workspace !== undefined) {
+          throw new UsageError('a run line, --model and --workspace go with --transcript FILE: cursor-resume inspect --transcript body.json --model gpt-5');
+        }
+        await listEntries(options.json === true);
+        return;
+      }
+      // Explaining a decision needs the settings a run would use (and refuses a config file a run refuses).
+      await explain(options.transcript, options, rest, resolveSettings(process.env, {}).settings);
+    });
+}
+
+// ---- the table ----------------------------------------------------------------
+
+async function listEntries(json: boolean): Promise<void> {
+  const probe = await probeHelper({ env: findingEnv() });
+  if (!probe.running) {
+    if ('error' in probe) {
+      fail(`cannot reach the helper: ${probe.error}`);
+      return;
+    }
+    if (json) printJson({ running: false, socketPath: probe.paths.socket, entries: [] });
+    else process.stdout.write(`no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with CURSOR_ACP_SESSION_RESUME=1 starts one.\n`);
+    return;
+  }
+  let branches: BranchSummary[];
+  try {
+    branches = await probe.client.list();
+  } catch (error) {
+    fail(`the helper (pid ${probe.hello.pid}, version ${probe.hello.version}) did not list its entries: ${(error as Error).message}`);
+    return;
+  } finally {
+    probe.client.close();
+  }
+  const now = Date.now();
+  const ordered = groupByAnchor(branches);
+  const counts = new Map<string, number>();
+  for (const b of branches) counts.set(b.anchor, (counts.get(b.anchor) ?? 0) + 1);
+  const { pid, version, limits } = probe.hello;
+
+  if (json) {
+    printJson({
+      running: true,
+      pid,
+      version,
+      current: isSameVersion(probe.hello),
+      socketPath: probe.paths.socket,
+      limits: { ttlMs: limits.ttlMs, maxEntries: limits.maxEntries },
+      entries: ordered.map((b) => ({
+        anchor: b.anchor,
+        chatId: b.chatId,
+        workspace: b.workspace,
+        model: b.model,
+        branches: counts.get(b.anchor),
+        turns: b.turns,
+        knownCount: b.knownCount,
+        createdAt: new Date(b.createdAt).toISOString(),
+        updatedAt: new Date(b.updatedAt).toISOString(),
+        ageMs: Math.max(0, now - b.updatedAt),
+        ttlLeftMs: Math.max(0, Math.round(b.ttlLeftMs)),
+        lastOutcome: b.lastOutcome,
+        state: b.state,
+        leased: b.leased,
+        version: b.version,
+        bytesSaved: b.bytesSaved,
+        toolsFingerprint: b.toolsFingerprint,
+      })),
+    });
+    return;
+  }
+
+  const c = paint();
+  const helperLine = `helper pid ${pid}, version ${version}${isSameVersion(probe.hello) ? '' : c.yellow(' (another version: the next run replaces it)')}`;
+  if (ordered.length === 0) {
+    process.stdout.write(`no cached entries (${helperLine}).\n`);
+    return;
+  }
+  const anchors = shortIds(ordered.map((b) => b.anchor), 7);
+  const chats = shortIds(ordered.map((b) => b.chatId), 8);
+  const index = new Map<string, number>();
+  const rows = ordered.map((b) => {
+    const n = (index.get(b.anchor) ?? 0) + 1;
+    index.set(b.anchor, n);
+    const outcome = b.lastOutcome === 'success' ? c.green(b.lastOutcome) : c.yellow(b.lastOutcome);
+    const notes = [b.state === 'unknown' ? 'history unknown' : '', b.leased ? 'running now' : ''].filter(Boolean);
+    return [
+      c.yellow(anchors.get(b.anchor)!),
+      shortPath(b.workspace, process.env.HOME, 32),
+      b.model === '' ? c.dim('default') : b.model,
+      chats.get(b.chatId)!,
+      `${n}/${counts.get(b.anchor)}`,
+      String(b.turns),
+      String(b.knownCount),
+      ago(now - b.updatedAt),
+      b.ttlLeftMs <= 0 ? c.red('expired') : left(b.ttlLeftMs),
+      notes.length > 0 ? `${outcome} (${notes.join(', ')})` : outcome,
+      bytes(b.bytesSaved),
+    ];
+  });
+  const columns = [
+    { header: 'ANCHOR' },
+    { header: 'WORKSPACE' },
+    { header: 'MODEL' },
+    { header: 'CHAT' },
+    { header: 'BRANCH', align: 'right' as const },
+    { header: 'TURNS', align: 'right' as const },
+    { header: 'KNOWN', align: 'right' as const },
+    { header: 'LAST TURN' },
+    { header: 'LEFT' },
+    { header: 'OUTCOME' },
+    { header: 'SAVED', align: 'right' as const },
+  ];
+  const saved = ordered.reduce((sum, b) => sum + b.bytesSaved, 0);
+  process.stdout.write(table(columns, rows, (h) => c.bold(h)));
+  process.stdout.write(
+    c.dim(
+      `${plural(ordered.length, 'branch', 'branches')} of ${plural(counts.size, 'conversation')} (${ordered.length} of ${limits.maxEntries} entries), ` +
+        `${bytes(saved)} of prompt saved; ${helperLine}\n`,
+    ),
+  );
+}
+
+/** Conversations with their most recent first, and each one's branches most recent first. */
+function groupByAnchor(branches: BranchSummary[]): BranchSummary[] {
+  const latest = new Map<string, number>();
+  for (const b of branches) latest.set(b.anchor, Math.max(latest.get(b.anchor) ?? 0, b.updatedAt));
+  return [...branches].sort(
+    (a, b) =>
+      latest.get(b.anchor)! - latest.get(a.anchor)! || a.anchor.localeCompare(b.anchor) || b.updatedAt - a.updatedAt || b.version - a.version,
+  );
+}
+
+// ---- the explanation ------------------------------------------------------------
+
+type HelperState = 'running' | 'not-running' | 'other-version' | 'unreachable' | 'not-asked';
+
+interface CacheView {
+  state: HelperState;
+  note: string;
+  branches: Branch[] | null;
+}
+
+async function explain(file: string, options: InspectOptions, rest: string[], settings: Settings): Promise<void> {
+  const caller = runLine(options, rest);
+  const conversation = parseFrom(await readSource(file), file);
+  const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
+  const analysis = analyzeTurn(conversation, context);
+
+  const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, settings) : notAsked(analysis, context.caller.callerResume);
+  // As a run does: chats gone from Cursor's store are not resumed.
+  const missing =
+    cache.branches && cache.branches.length > 0
+      ? missingChats(process.env, [context.workspace, resolve(given ?? '.')], cache.branches.map((b) => b.chatId))
+      : new Set<string>();
+  const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
+  const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, cache, plan, missing);
+  if (options.json) printJson(view);
+  else process.stdout.write(render(view));
+}
+
+function notAsked(analysis: Analysis, callerResume: boolean): CacheView {
+  const why =
+    analysis.conversation.shape === 'text'
+      ? 'plain text is never resumed'
+      : !isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME)
+        ? 'resume is off'
+        : callerResume
+          ? 'the caller chose the chat'
+          : analysis.sideCall
+            ? 'a side call never touches the cache'
+            : 'there is no anchor';
+  return { state: 'not-asked', note: `not consulted: ${why}`, branches: [] };
+}
+
+/** The anchor's branches through a running helper of this version; starts none, as --dry-run. */
+async function lookUp(anchor: string, settings: Settings): Promise<CacheView> {
+  const probe = await probeHelper({ env: helperEnv(settings) });
+  if (!probe.running) {
+    // A run would start a helper (or fail to) and find nothing in it.
+    if ('error' in probe) return { state: 'unreachable', note: `the helper cannot be reached: ${probe.error}`, branches: null };
+    return { state: 'not-running', note: 'no helper running: empty cache (a run would start one)', branches: [] };
+  }
+  try {
+    if (!isSameVersion(probe.hello)) {
+      return {
+        state: 'other-version',
+        note: `the running helper is version ${probe.hello.version}: a run replaces it and starts with an empty cache`,
+        branches: [],
+      };
+    }
+    const branches = await probe.client.lookup(anchor);
+    return { state: 'running', note: `helper pid ${probe.hello.pid}: ${plural(branches.length, 'branch', 'branches')} for this anchor`, branches };
+  } catch (error) {
+    return { state: 'unreachable', note: `the helper did not answer the lookup: ${(error as Error).message}`, branches: null };
+  } finally {
+    probe.client.close();
+  }
+}
+
+const textOf = (m: Message | undefined): string =>
+  m
+    ? m.parts
+        .map((p) => (p.type === 'text' ? p.text : p.type === 'file' ? `[file ${p.mediaType}]` : p.type === 'tool-call' ? `[tool call ${p.name}]` : p.type === 'tool-result' ? `[tool result ${p.name}]` : ''))
+        .filter(Boolean)
+        .join(' ')
+    : '';
+
+function explanation(
+  source: string,
+  analysis: Analysis,
+  line: { workspaceFrom: WorkspaceSource; modelFlag: boolean; callerResume: boolean },
+  cache: CacheView,
+  plan: Plan,
+  missing: ReadonlySet<string>,
+) {
+  const { conversation } = analysis;
+  const raw = process.env.CURSOR_ACP_SESSION_RESUME;
+  const enabled = isResumeEnabled(raw);
+  const branches = new Map((cache.branches ?? []).map((b) => [b.chatId, b]));
+  return {
+    transcript: {
+      source: source === '-' ? 'stdin' : source,
+      shape: conversation.shape,
+      messages: conversation.messages.length,
+      tools: conversation.tools.length,
+    },
+    resume: {
+      enabled,
+      value: raw ?? null,
+      why: enabled
+        ? `CURSOR_ACP_SESSION_RESUME is ${JSON.stringify(raw)}`
+        : raw === undefined
+          ? 'CURSOR_ACP_SESSION_RESUME is not set (resume is opt-in: 1, true, on or yes)'
+          : `CURSOR_ACP_SESSION_RESUME is ${JSON.stringify(raw)}, not 1, true, on or yes`,
+    },
+    callerResume: line.callerResume,
+    sideCall: analysis.sideCall,
+    anchor: {
+      value: analysis.anchor,
+      workspace: analysis.workspace,
+      workspaceFrom: line.workspaceFrom,
+      model: analysis.model,
+      modelFrom: line.modelFlag ? 'flag' : conversation.model !== undefined ? 'transcript' : 'default',
+      sessionId: conversation.sessionId ?? null,
+      opener:
+        analysis.opener < 0
+          ? null
+          : { index: analysis.opener, role: 'user', preview: preview(textOf(conversation.messages[analysis.opener])), digest: analysis.digests[analysis.opener] },
+    },
+    tools: { count: conversation.tools.length, fingerprint: analysis.toolsFingerprint },
+    cache: { state: cache.state, note: cache.note, branchesFound: cache.branches === null ? null : cache.branches.length },
+    branches: plan.checks.map((check) => branchView(check, branches.get(check.chatId), analysis, missing)),
+    prompt: { bytes: plan.promptBytes, fullBytes: plan.fullPromptBytes, savedBytes: plan.fullPromptBytes - plan.promptBytes },
+    decision: {
+      decision: plan.decision,
+      reason: plan.reason,
+      detail: plan.detail,
+      chatId: plan.chatId,
+      record: plan.record,
+      argv: plan.argv,
+    },
+    plan: dryRunView(plan),
+  };
+}
+
+type Explanation = ReturnType<typeof explanation>;
+
+function branchView(check: BranchCheck, branch: Branch | undefined, analysis: Analysis, missing: ReadonlySet<string>) {
+  const { proof } = check;
+  const at = proof.matched;
+  const message = analysis.conversation.messages[at];
+  return {
+    chatId: check.chatId,
+    version: check.version,
+    turns: branch?.turns ?? null,
+    verdict: check.verdict,
+    detail: check.detail,
+    ttlLeftMs: branch === undefined ? null : Math.max(0, Math.round(branch.ttlLeftMs)),
+    expired: branch !== undefined && branch.ttlLeftMs <= 0,
+    toolsMatch: branch?.toolsFingerprint === analysis.toolsFingerprint,
+    prefix: {
+      known: proof.known,
+      matched: proof.matched,
+      verdict: proof.verdict,
+      divergedAt:
+        proof.verdict === 'diverged' && message
+          ? { index: at, role: message.role, preview: preview(textOf(message)) }
+          : null,
+    },
+    state: branch?.state ?? null,
+    leased: branch?.leased ?? false,
+    chatMissing: missing.has(check.chatId),
+    deltaBytes: check.delta === undefined ? null : Buffer.byteLength(check.delta),
+  };
+}
+
+function render(view: Explanation): string {
+  const c = paint();
+  const good = (t: string) => c.green(t);
+  const bad = (t: string) => c.yellow(t);
+  const { transcript, resume, anchor, decision } = view;
+  // One column of labels for the whole explanation; details indented under their step.
+  const rows: Array<readonly [string, string]> = [];
+  const step = (label: string, value: string) => rows.push([c.bold(label), value]);
+  const sub = (label: string, value: string) => rows.push([`  ${c.dim(label)}`, value]);
+
+  step('transcript', `${transcript.source}: ${transcript.shape === 'text' ? 'plain text' : transcript.shape}, ${plural(transcript.messages, 'message')}, ${plural(transcript.tools, 'tool')}`);
+  step('resume', resume.enabled ? `${good('on')}: ${resume.why}` : `${bad('off')}: ${resume.why}`);
+  step('caller chat', view.callerResume ? bad('yes: --resume or --continue on the run line; passed on untouched') : 'no');
+  step('side call', view.sideCall ? bad(`yes: matched /${view.sideCall.pattern}/ at the start of the first ${view.sideCall.role} message`) : 'no');
+  step('anchor', anchor.value ?? bad('none: no real user message'));
+  sub('workspace', `${anchor.workspace} (${anchor.workspaceFrom === 'flag' ? 'from --workspace' : `from the ${anchor.workspaceFrom}`})`);
+  sub('model', `${anchor.model === '' ? "cursor-agent's default" : anchor.model} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`);
+  sub('session', anchor.sessionId ?? 'none');
+  sub('opener', anchor.opener ? `message ${anchor.opener.index} (user): ${JSON.stringify(anchor.opener.preview)}` : 'none');
+  step('tools', `${plural(view.tools.count, 'tool')}, fingerprint ${view.tools.fingerprint.slice(0, 12)}`);
+  step('cache', view.cache.note);
+  for (const b of view.branches) {
+    step('branch', `chat ${b.chatId} (version ${b.version}${b.turns === null ? '' : `, ${plural(b.turns, 'turn')}`})`);
+    sub('expiry', b.expired ? bad('expired') : b.ttlLeftMs === null ? '?' : left(b.ttlLeftMs));
+    sub('tools', b.toolsMatch ? good('same fingerprint') : bad('changed since the chat began'));
+    sub('prefix', proofText(b, good, bad));
+    sub('state', `${b.state === 'unknown' ? bad('last turn unfinished') : 'ok'}${b.leased ? bad(', a run is using it now') : ''}${b.chatMissing ? bad(", gone from Cursor's chat store") : ''}`);
+    sub('verdict', `${b.verdict === 'delta' ? good(b.verdict) : bad(b.verdict)}: ${b.detail}`);
+    if (b.deltaBytes !== null) sub('delta', bytes(b.deltaBytes));
+  }
+  const saved = view.prompt.fullBytes > 0 ? Math.round((view.prompt.savedBytes / view.prompt.fullBytes) * 100) : 0;
+  step('prompt', `${bytes(view.prompt.bytes)} of ${bytes(view.prompt.fullBytes)} full${view.prompt.savedBytes > 0 ? ` (${saved}% saved)` : ''}`);
+  step('decision', `${c.bold(decision.decision === 'fresh' ? bad(decision.decision) : good(decision.decision))} (${decision.reason}): ${decision.detail}`);
+  if (decision.detail !== REASONS[decision.reason]) sub('reason', REASONS[decision.reason]);
+  sub('chat', decision.chatId ?? (decision.record ? 'a new chat (its ID is recorded after the turn)' : 'a new chat, not recorded'));
+  sub('argv', shellQuote(decision.argv) || '(none)');
+  return fields(rows);
+}
+
+function proofText(b: ReturnType<typeof branchView>, good: (t: string) => string, bad: (t: string) => string): string {
+  const { known, matched, verdict, divergedAt } = b.prefix;
+  switch (verdict) {
+    case 'holds':
+      return good(`all ${known} known messages match; the rest is new`);
+    case 'nothing-new':
+      return bad(`all ${known} known messages match, and nothing follows them`);
+    case 'shorter':
+      return bad(`the transcript ends after ${matched} of the ${known} known messages`);
+    case 'diverged':
+      return bad(
+        divergedAt
+          ? `${matched} of ${known} known messages match; message ${divergedAt.index} (${divergedAt.role}) differs: ${JSON.stringify(divergedAt.preview)}`
+          : `${matched} of ${known} known messages match`,
+      );
+  }
+}

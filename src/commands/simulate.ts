@@ -1,0 +1,310 @@
+// `cursor-resume simulate FILE...`: a conversation's turns, in order, through the
+// decision engine a run uses (analyzeTurn + planTurn), with a private in-memory
+// BranchStore and a scripted agent. No helper, no cursor-agent, no account, no
+// file written: a CI job can reproduce what a real sequence of runs decides.
+//
+// The scripted agent: cursor's reply to turn N is the assistant message that turn
+// N+1's transcript carries right after turn N's messages. A turn whose reply is
+// unknown (the last one, or one the next transcript carries no reply for) is
+// treated as a run whose cursor-agent gave no usable reply: nothing is recorded,
+// and a branch it resumed stays as it was. That is what a real run does, and the
+// only safe reading: a transcript without cursor's reply is either a retry after
+// a failure (the chat never got the message) or has lost the reply.
+import type { Command } from 'commander';
+import { UsageError } from '../agent/argv.js';
+import { BranchStore } from '../cache/store.js';
+import { resolveSettings, type Settings } from '../config.js';
+import { helperEnv } from '../helper-env.js';
+import { analyzeTurn, planTurn, usesCache, type Plan } from '../plan.js';
+import { bytes, fail, paint, plural, printJson, table } from '../present.js';
+import type { DecisionKind } from '../resume/decide.js';
+import { assistantDigest } from '../resume/digests.js';
+import { isResumeEnabled } from '../resume/enabled.js';
+import { REASONS, type Reason } from '../resume/reasons.js';
+import type { Conversation, Message } from '../transcript/types.js';
+import { contextFor, decodeFrom, parseFrom, readSource, runLine } from '../turn-input.js';
+
+/** Exit status when the decisions differ from --expect. */
+export const EXIT_EXPECT_FAILED = 1;
+const DECISIONS: ReadonlyArray<DecisionKind> = ['fresh', 'resume-delta', 'resume-full'];
+const HOLDER = 'simulate';
+
+interface SimulateOptions {
+  json?: boolean;
+  expect?: string;
+  resumeOn?: boolean;
+  model?: string;
+  workspace?: string;
+  gap?: string;
+}
+
+interface Turn {
+  source: string;
+  conversation: Conversation;
+}
+
+interface Expected {
+  decision: DecisionKind;
+  reason?: Reason;
+}
+
+export function addSimulateCommand(program: Command): Command {
+  return program
+    .command('simulate')
+    .description('run a sequence of transcripts through the decision engine, with a private cache and a scripted agent')
+    .argument('<file...>', 'transcripts in turn order; a .jsonl file (or "-" for stdin) holds one per line')
+    .option('--expect <decisions>', 'comma-separated decisions to expect, one per turn; each may name its reason: fresh:no-entry,resume-delta')
+    .option('--resume-on', 'simulate with resume on, whatever CURSOR_ACP_SESSION_RESUME says')
+    .option('--model <model>', 'as on a run line, for every turn')
+    .option('--workspace <path>', 'as on a run line, for every turn')
+    .option('--gap <minutes>', 'minutes that pass between turns (to see entries expire)', '0')
+    .option('--json', 'print one JSON object')
+    .addHelpText(
+      'after',
+      `
+Each transcript is one turn, planned exactly as a run plans it (the same analysis, decision, prompt and
+argv), against an in-memory cache that lives for this command only. cursor's reply to turn N is the
+assistant message that turn N+1's transcript carries right after turn N's messages, and it is recorded
+as a run records a successful turn (the chat IDs are sim-1, sim-2, ...). A turn with no such reply (the
+last one, or a retry after a failure) is not recorded, as a run whose cursor-agent gave no reply.
+
+Resume follows CURSOR_ACP_SESSION_RESUME, as a run does (off: every turn is fresh); --resume-on turns
+it on. The config file's settings apply (side-call patterns, unsafeDelta, ttlMinutes, maxEntries).
+No helper is started, nothing is run, nothing is written.
+
+Exit status: 0; 1 when --expect is given and the decisions differ (the first difference is named on
+stderr); 2 for a bad command line or a transcript that cannot be read.
+
+Examples:
+  cursor-resume simulate --resume-on turn1.json turn2.json turn3.json
+  CURSOR_ACP_SESSION_RESUME=1 cursor-resume simulate --expect fresh,resume-delta,resume-delta turn*.json
+  cursor-resume simulate --resume-on --json conversation.jsonl | jq '.turns[] | [.decision, .reason]'
+  cursor-resume simulate --resume-on --gap 61 --expect fresh,fresh:expired a.json b.json`,
+    )
+    .action(async (files: string[], options: SimulateOptions) => {
+      const expected = options.expect === undefined ? undefined : parseExpect(options.expect);
+      const gapMs = parseGap(options.gap ?? '0');
+      const { settings } = resolveSettings(process.env, {});
+      const turns = await loadTurns(files);
+      const env = options.resumeOn ? { ...process.env, CURSOR_ACP_SESSION_RESUME: '1' } : process.env;
+      const results = simulate(turns, options, settings, env, gapMs);
+      const difference = expected === undefined ? null : firstDifference(expected, results);
+      const enabled = isResumeEnabled(env.CURSOR_ACP_SESSION_RESUME);
+
+      if (options.json) {
+        printJson({
+          resume: { enabled, from: options.resumeOn ? '--resume-on' : 'CURSOR_ACP_SESSION_RESUME' },
+          turns: results,
+          totals: totals(results),
+          ...(expected === undefined ? {} : { expect: { ok: difference === null, expected: expected.map(showExpected), firstDifference: difference } }),
+        });
+      } else {
+        process.stdout.write(render(results, enabled));
+      }
+      if (difference !== null) fail(difference.message, EXIT_EXPECT_FAILED);
+    });
+}
+
+function parseExpect(text: string): Expected[] {
+  const items = text.split(',').map((s) => s.trim());
+  return items.map((item) => {
+    const [decision, reason, extra] = item.split(':');
+    if (!DECISIONS.includes(decision as DecisionKind) || extra !== undefined) {
+      throw new UsageError(`--expect: "${item}" is not a decision; use ${DECISIONS.join(', ')}, each optionally followed by :reason (fresh:no-entry)`);
+    }
+    if (reason !== undefined && !Object.hasOwn(REASONS, reason)) {
+      throw new UsageError(`--expect: "${reason}" is not a reason code; the codes are ${Object.keys(REASONS).join(', ')}`);
+    }
+    return reason === undefined ? { decision: decision as DecisionKind } : { decision: decision as DecisionKind, reason: reason as Reason };
+  });
+}
+
+function parseGap(text: string): number {
+  const minutes = Number(text);
+  if (text.trim() === '' || !Number.isFinite(minutes) || minutes < 0) throw new UsageError(`--gap: "${text}" is not a number of minutes (0 or more)`);
+  return minutes * 60_000;
+}
+
+/** Every turn of every file, in order. A .jsonl file (and stdin) holds one transcript per non-blank line. */
+async function loadTurns(files: string[]): Promise<Turn[]> {
+  if (files.filter((f) => f === '-').length > 1) throw new UsageError('"-" (stdin) can be given once');
+  const turns: Turn[] = [];
+  for (const file of files) {
+    const data = await readSource(file);
+    if (file !== '-' && !file.endsWith('.jsonl')) {
+      turns.push({ source: file, conversation: parseFrom(data, file) });
+      continue;
+    }
+    const label = file === '-' ? 'stdin' : file;
+    decodeFrom(data, label)
+      .split('\n')
+      .forEach((line, i) => {
+        if (line.trim() !== '') turns.push({ source: `${label}:${i + 1}`, conversation: parseFrom(line, `${label}:${i + 1}`) });
+      });
+  }
+  if (turns.length === 0) throw new UsageError(`no transcripts in ${files.join(', ')}`);
+  return turns;
+}
+
+/** The reply a scripted cursor gave to `turn`: the assistant message `next` carries right after its messages. */
+function scriptedReply(turn: Conversation, next: Conversation | undefined): Message | undefined {
+  const message = next?.messages[turn.messages.length];
+  return message?.role === 'assistant' ? message : undefined;
+}
+
+interface TurnResult {
+  turn: number;
+  source: string;
+  decision: DecisionKind;
+  reason: Reason;
+  detail: string;
+  anchor: string | null;
+  chatId: string | null;
+  promptBytes: number;
+  fullPromptBytes: number;
+  recorded: boolean;
+  note: string;
+  argv: string[];
+  prompt: string;
+}
+
+function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, env: NodeJS.ProcessEnv, gapMs: number): TurnResult[] {
+  // The limits a helper started by a run would have (config file, lowered by the environment).
+  const limits = helperEnv(settings, env);
+  let now = 0;
+  const started = Date.now();
+  const store = new BranchStore({
+    ttlMs: Number(limits.CURSOR_RESUME_TTL_MS),
+    maxEntries: Number(limits.CURSOR_RESUME_MAX_ENTRIES),
+    clock: () => now,
+    wallClock: () => started + now,
+  });
+  const caller = runLine(options);
+  let chats = 0;
+  return turns.map((turn, i): TurnResult => {
+    if (i > 0) now += gapMs;
+    const { context } = contextFor(turn.conversation, caller, settings, env);
+    const analysis = analyzeTurn(turn.conversation, context);
+    const branches = usesCache(analysis, context) ? store.lookup(analysis.anchor!) : [];
+    let plan: Plan = planTurn(analysis, context, { branches });
+    if (plan.decision !== 'fresh') {
+      // As a run does: lease the chat before using it (always free here: one turn at a time).
+      const lease = store.lease(plan.anchor!, plan.chatId!, plan.baseVersion!, HOLDER);
+      if (!lease.granted) plan = planTurn(analysis, context, { branches: branches.map((b) => (b.chatId === plan.chatId ? { ...b, leased: true } : b)) });
+    }
+    const reply = scriptedReply(turn.conversation, turns[i + 1]?.conversation);
+    let chatId = plan.chatId;
+    let recorded = false;
+    let note: string;
+    if (!plan.record) {
+      note = 'not recorded: this turn never touches the cache';
+    } else if (!reply) {
+      store.release(HOLDER);
+      note = i === turns.length - 1 ? 'not recorded: the last turn (no next transcript carries its reply)' : 'not recorded: the next transcript carries no reply to this turn';
+    } else {
+      chatId = plan.decision === 'fresh' ? `sim-${++chats}` : plan.chatId!;
+      // Exactly what a run records: every message's digest, then cursor's reply.
+      const text = reply.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
+      const calls = reply.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, name: p.name }] : []));
+      const result = store.record(
+        {
+          anchor: plan.anchor!,
+          chatId,
+          toolsFingerprint: analysis.toolsFingerprint,
+          workspace: analysis.workspace,
+          model: analysis.model,
+          known: analysis.digests.join('') + assistantDigest(text, calls),
+          baseVersion: plan.decision !== 'fresh' ? plan.baseVersion : null,
+          savedBytes: plan.fullPromptBytes - plan.promptBytes,
+          outcome: 'success',
+        },
+        HOLDER,
+      );
+      recorded = result.recorded;
+      note = result.recorded ? `recorded: chat ${chatId} knows ${analysis.digests.length + 1} messages` : `not recorded: ${result.message}`;
+    }
+    return {
+      turn: i + 1,
+      source: turn.source,
+      decision: plan.decision,
+      reason: plan.reason,
+      detail: plan.detail,
+      anchor: plan.anchor,
+      chatId,
+      promptBytes: plan.promptBytes,
+      fullPromptBytes: plan.fullPromptBytes,
+      recorded,
+      note,
+      argv: plan.argv,
+      prompt: plan.prompt,
+    };
+  });
+}
+
+function totals(results: TurnResult[]) {
+  const decisions: Record<DecisionKind, number> = { fresh: 0, 'resume-delta': 0, 'resume-full': 0 };
+  for (const r of results) decisions[r.decision]++;
+  const promptBytes = results.reduce((s, r) => s + r.promptBytes, 0);
+  const fullPromptBytes = results.reduce((s, r) => s + r.fullPromptBytes, 0);
+  return { turns: results.length, decisions, promptBytes, fullPromptBytes, savedBytes: fullPromptBytes - promptBytes };
+}
+
+const showExpected = (e: Expected): string => (e.reason ? `${e.decision}:${e.reason}` : e.decision);
+
+function firstDifference(expected: Expected[], results: TurnResult[]) {
+  for (let i = 0; i < Math.max(expected.length, results.length); i++) {
+    const want = expected[i];
+    const got = results[i];
+    if (want === undefined || got === undefined) {
+      return {
+        turn: i + 1,
+        expected: want ? showExpected(want) : null,
+        actual: got ? `${got.decision}:${got.reason}` : null,
+        message: `--expect names ${plural(expected.length, 'decision')} but there ${results.length === 1 ? 'is' : 'are'} ${plural(results.length, 'turn')}`,
+      };
+    }
+    if (want.decision !== got.decision || (want.reason !== undefined && want.reason !== got.reason)) {
+      return {
+        turn: i + 1,
+        expected: showExpected(want),
+        actual: `${got.decision}:${got.reason}`,
+        message: `turn ${i + 1} (${got.source}): expected ${showExpected(want)}, got ${got.decision} (${got.reason}: ${got.detail})`,
+      };
+    }
+  }
+  return null;
+}
+
+function render(results: TurnResult[], enabled: boolean): string {
+  const c = paint();
+  const rows = results.map((r) => [
+    String(r.turn),
+    r.source,
+    r.decision === 'fresh' ? c.yellow(r.decision) : c.green(r.decision),
+    r.reason,
+    r.chatId ?? c.dim('-'),
+    bytes(r.promptBytes),
+    bytes(r.fullPromptBytes),
+    c.dim(r.detail),
+  ]);
+  const out = table(
+    [
+      { header: 'TURN', align: 'right' },
+      { header: 'TRANSCRIPT' },
+      { header: 'DECISION' },
+      { header: 'REASON' },
+      { header: 'CHAT' },
+      { header: 'PROMPT', align: 'right' },
+      { header: 'FULL', align: 'right' },
+      { header: 'WHY' },
+    ],
+    rows,
+    (h) => c.bold(h),
+  );
+  const t = totals(results);
+  const counts = DECISIONS.filter((d) => t.decisions[d] > 0).map((d) => `${t.decisions[d]} ${d}`).join(', ');
+  const saved = t.fullPromptBytes > 0 ? Math.round((t.savedBytes / t.fullPromptBytes) * 100) : 0;
+  let summary = `${plural(t.turns, 'turn')}: ${counts}; sent ${bytes(t.promptBytes)} of ${bytes(t.fullPromptBytes)} full (${saved}% saved)\n`;
+  if (!enabled) summary += c.yellow('resume is off (CURSOR_ACP_SESSION_RESUME is not 1, true, on or yes): every turn is fresh; set it, or pass --resume-on\n');
+  return out + summary;
+}

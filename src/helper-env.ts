@@ -1,0 +1,34 @@
+// The environment a helper is found (and started) with, from the settings: the
+// runtime dir from the config file when the environment names none, and the
+// cache limits, which the config file may lower but a lower value already in the
+// environment (tests) still wins. The faces (inspect, evict, helper) use this so
+// they look where a run looks.
+import { ConfigError, resolveSettings, type Settings } from './config.js';
+
+export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const out = { ...env };
+  if (settings.runtimeDir !== '' && !env.CURSOR_RESUME_RUNTIME_DIR?.trim()) out.CURSOR_RESUME_RUNTIME_DIR = settings.runtimeDir;
+  out.CURSOR_RESUME_TTL_MS = String(lowest(env.CURSOR_RESUME_TTL_MS, settings.ttlMinutes * 60_000));
+  out.CURSOR_RESUME_MAX_ENTRIES = String(lowest(env.CURSOR_RESUME_MAX_ENTRIES, settings.maxEntries));
+  return out;
+}
+
+/** The environment's value when it is a positive number below the setting, else the setting. */
+function lowest(given: string | undefined, setting: number): number {
+  const n = Number(given);
+  return given !== undefined && given.trim() !== '' && Number.isFinite(n) && n > 0 ? Math.min(n, setting) : setting;
+}
+
+/**
+ * The helper environment for commands that only find, stop or read the helper
+ * (helper, inspect, evict): a config file runs would refuse must not keep a
+ * person from stopping or looking at the helper, so it is then left out.
+ */
+export function findingEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  try {
+    return helperEnv(resolveSettings(env, {}).settings, env);
+  } catch (error) {
+    if (error instanceof ConfigError) return env;
+    throw error;
+  }
+}

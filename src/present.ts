@@ -1,0 +1,148 @@
+// Presentation for people: colour, aligned tables, "12m ago", short IDs, sizes.
+// Pure functions (the environment and the stream are arguments) so the rules can
+// be unit-tested; nothing here is used on the run path.
+import { Chalk, type ChalkInstance } from 'chalk';
+import { stripVTControlCharacters } from 'node:util';
+
+export type ColorLevel = 0 | 1 | 2 | 3;
+
+/**
+ * How much colour a stream gets. NO_COLOR (any non-empty value, as no-color.org
+ * says) wins over everything, FORCE_COLOR included; FORCE_COLOR then decides
+ * (as chalk reads it: "" or "true" is 1, "0"/"false" is none, 1-3 a level);
+ * otherwise only a terminal gets colour, and a dumb one none.
+ */
+export function colorLevel(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): ColorLevel {
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return 0;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) {
+    if (force === '' || force === 'true') return 1;
+    if (force === 'false') return 0;
+    const level = Number.parseInt(force, 10);
+    if (!Number.isFinite(level)) return 1;
+    return Math.max(0, Math.min(level, 3)) as ColorLevel;
+  }
+  if (!stream.isTTY || env.TERM === 'dumb') return 0;
+  if (env.COLORTERM === 'truecolor' || env.COLORTERM === '24bit') return 3;
+  return /-256(color)?$/i.test(env.TERM ?? '') ? 2 : 1;
+}
+
+/** A chalk for one output: none at all for machine output (`--json`). */
+export function paint(options: { json?: boolean; stream?: { isTTY?: boolean }; env?: NodeJS.ProcessEnv } = {}): ChalkInstance {
+  if (options.json) return new Chalk({ level: 0 });
+  return new Chalk({ level: colorLevel(options.stream ?? process.stdout, options.env ?? process.env) });
+}
+
+/** Visible width of a cell: colour codes take no room. */
+export const visibleWidth = (text: string): number => [...stripVTControlCharacters(text)].length;
+
+export interface Column {
+  header: string;
+  /** Numbers read best right-aligned. */
+  align?: 'left' | 'right';
+}
+
+/**
+ * An aligned table: two spaces between columns, no trailing blanks. Header cells
+ * are passed through `header` (bold, say) after their width is measured.
+ */
+export function table(columns: ReadonlyArray<Column>, rows: ReadonlyArray<ReadonlyArray<string>>, header: (text: string) => string = (t) => t): string {
+  const widths = columns.map((c, i) => Math.max(visibleWidth(c.header), ...rows.map((r) => visibleWidth(r[i] ?? ''))));
+  const line = (cells: ReadonlyArray<string>, style: (t: string) => string = (t) => t): string =>
+    cells
+      .map((cell, i) => {
+        const pad = ' '.repeat(widths[i]! - visibleWidth(cell));
+        const last = i === cells.length - 1;
+        if (columns[i]?.align === 'right') return pad + style(cell);
+        return style(cell) + (last ? '' : pad);
+      })
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map((c) => c.header), header), ...rows.map((r) => line(r))].map((l) => `${l}\n`).join('');
+}
+
+/** Label/value lines, the labels padded to one width. */
+export function fields(rows: ReadonlyArray<readonly [string, string]>, label: (text: string) => string = (t) => t, indent = ''): string {
+  const width = Math.max(0, ...rows.map(([l]) => visibleWidth(l)));
+  return rows.map(([l, v]) => `${indent}${label(l)}${' '.repeat(width - visibleWidth(l))}  ${v}`.trimEnd() + '\n').join('');
+}
+
+/** A span of time in one or two units: "45s", "12m", "1h 5m", "2d 3h". Rounded down. */
+export function span(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d}d ${h % 24}h` : `${d}d`;
+}
+
+/** "12m ago", or "just now" under a second (and for a clock that went backwards). */
+export const ago = (ms: number): string => (ms < 1000 ? 'just now' : `${span(ms)} ago`);
+
+/** "48m left", or "expired" once nothing is left. */
+export const left = (ms: number): string => (ms <= 0 ? 'expired' : ms < 1000 ? 'under 1s left' : `${span(ms)} left`);
+
+/** "512 B", "1.2 KiB", "3.4 MiB". */
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/**
+ * The shortest prefix of each ID, at least `min` characters, that no other ID in
+ * the set shares: what git does for hashes. An ID no longer than `min` is shown whole.
+ */
+export function shortIds(ids: Iterable<string>, min = 7): Map<string, string> {
+  const unique = [...new Set(ids)];
+  const out = new Map<string, string>();
+  for (const id of unique) {
+    let length = Math.min(min, id.length);
+    while (length < id.length && unique.some((other) => other !== id && other.startsWith(id.slice(0, length)))) length++;
+    out.set(id, id.slice(0, length));
+  }
+  return out;
+}
+
+/** One ID shortened alone (no others to tell it from). */
+export const shortId = (id: string, min = 7): string => id.slice(0, min);
+
+/** A path for a person: the home folder as ~, and a long path cut at the front with "…". */
+export function shortPath(path: string, home: string | undefined, max = 40): string {
+  let shown = home && home !== '/' && (path === home || path.startsWith(`${home}/`)) ? `~${path.slice(home.length)}` : path;
+  if (shown.length > max) {
+    // Cut at a folder boundary when there is one, so no name is shown in part.
+    const tail = shown.slice(shown.length - max + 1);
+    const slash = tail.indexOf('/');
+    shown = `…${slash > 0 ? tail.slice(slash) : tail}`;
+  }
+  return shown;
+}
+
+/** Text on one line for a preview: whitespace collapsed, cut with "…". */
+export function preview(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** "1 branch", "2 branches". */
+export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** One JSON document on one line of stdout, for scripts (as `helper ... --json`). */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/** Our own error, on stderr as `cursor-resume: ...`; the command then exits with `code`. */
+export function fail(message: string, code = 1): void {
+  process.stderr.write(`cursor-resume: ${message}\n`);
+  process.exitCode = code;
+}
+
+/** An argv as a person would type it in a POSIX shell. */
+export function shellQuote(args: ReadonlyArray<string>): string {
+  return args.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}

@@ -1,0 +1,79 @@
+// What `inspect --transcript` and `simulate` need to plan a turn exactly as a run
+// does, without stdin being the transcript: reading one from a file, and the
+// TurnContext a run would build for it (workspace resolved the same way).
+import { createReadStream } from 'node:fs';
+import { parseCallerArgs, UsageError, type CallerArgs } from './agent/argv.js';
+import { resolveWorkspace } from './agent/workspace.js';
+import type { Settings } from './config.js';
+import type { TurnContext } from './plan.js';
+import { decodeInput } from './transcript/decode.js';
+import { TranscriptError } from './transcript/errors.js';
+import { parseTranscript } from './transcript/parse.js';
+import { readInput } from './transcript/read-input.js';
+import type { Conversation } from './transcript/types.js';
+
+/** A file's bytes, or stdin's for "-"; a file we cannot open is a usage error (exit 2). */
+export async function readSource(file: string): Promise<Buffer> {
+  if (file === '-') {
+    if (process.stdin.isTTY) throw new UsageError('"-" reads the transcript from stdin; pipe one in: ... < transcript.json');
+    return readInput(process.stdin);
+  }
+  try {
+    return await readInput(createReadStream(file));
+  } catch (error) {
+    if (error instanceof TranscriptError) throw relabel(error, file);
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
+    throw new UsageError(`cannot read the transcript ${file}: ${why}`);
+  }
+}
+
+/** Text → Conversation, with the file (and line) named in any error instead of "stdin". */
+export function parseFrom(text: string | Buffer, where: string): Conversation {
+  return named(where, () => parseTranscript(typeof text === 'string' ? text : decodeInput(text)));
+}
+
+/** Bytes → text (strict UTF-8), the file named in the error. */
+export function decodeFrom(bytes: Buffer, where: string): string {
+  return named(where, () => decodeInput(bytes));
+}
+
+function named<T>(where: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof TranscriptError) throw relabel(error, where);
+    throw error;
+  }
+}
+
+function relabel(error: TranscriptError, where: string): TranscriptError {
+  if (where === '-') return error;
+  return new TranscriptError(`${where}: ${error.message.replace(/^stdin(: | is )/, (_m, sep: string) => (sep === ': ' ? '' : 'it is '))}`);
+}
+
+/** The caller's run line as a run would see it: --model/--workspace options first, then the rest. */
+export function runLine(options: { model?: string; workspace?: string }, rest: ReadonlyArray<string> = []): CallerArgs {
+  return parseCallerArgs([
+    ...(options.model !== undefined ? ['--model', options.model] : []),
+    ...(options.workspace !== undefined ? ['--workspace', options.workspace] : []),
+    ...rest,
+  ]);
+}
+
+/** Where the workspace came from, for `inspect`. */
+export type WorkspaceSource = 'flag' | 'transcript' | 'current directory';
+
+/** The TurnContext a run builds: the command line's workspace, else the transcript's, else the current directory. */
+export function contextFor(
+  conversation: Conversation,
+  caller: CallerArgs,
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+  cwd: string = process.cwd(),
+): { context: TurnContext; given: string | undefined; workspaceFrom: WorkspaceSource } {
+  const given = caller.workspace ?? conversation.workspace;
+  const workspace = resolveWorkspace(given ?? '.', cwd);
+  const workspaceFrom: WorkspaceSource = caller.workspace !== undefined ? 'flag' : conversation.workspace !== undefined ? 'transcript' : 'current directory';
+  return { context: { caller, settings, env, workspace }, given, workspaceFrom };
+}

@@ -1,0 +1,640 @@
+// The shell and CI faces through the built binary: inspect (the table and the
+// step-by-step explanation), evict, config, simulate, the trace file, colour
+// rules, help and the manual page. The cache is filled with real turns through
+// the stand-in cursor-agent; every helper a test starts is stopped at the end.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
+import { Conversation, STREAM_ARGS, stopHelper } from '../support/conversation.js';
+
+const envs: NodeJS.ProcessEnv[] = [];
+/** A private world (runtime dir, config home, ...) whose helper is stopped after the suite. */
+function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
+  envs.push(env);
+  return env;
+}
+after(async () => {
+  await Promise.all(envs.map(stopHelper));
+});
+
+const ANSI = /\u001b\[/;
+const cli = (args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> => runCli(args, { env, ...(input !== undefined ? { input } : {}) });
+const json = (r: RunResult): any => {
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout);
+};
+const write = (dir: string, name: string, text: string): string => {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+};
+
+/** A conversation of two recorded turns, plus a diverging one: two branches under one anchor. */
+async function filledCache(): Promise<{ c: Conversation; env: NodeJS.ProcessEnv; anchor: string; dir: string }> {
+  const env = world();
+  const c = new Conversation(env);
+  assert.equal((await c.turn('remember: the port is 8080')).code, 0);
+  assert.equal((await c.turn('remember: the host is db.internal')).code, 0);
+  const anchor = c.lastTrace().anchor as string;
+  // Same opener, an edited second message: a sibling branch with its own chat.
+  const sibling = new Conversation(env);
+  Object.assign(sibling, { workspace: c.workspace });
+  sibling.messages = structuredClone(c.messages.slice(0, 3));
+  const r = await sibling.turn('remember: the user is alice');
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(sibling.lastTrace().anchor, anchor);
+  return { c, env, anchor, dir: tempDir() };
+}
+
+describe('inspect: the table', { concurrency: true }, () => {
+  test('no helper running: said plainly, exit 0, nothing started', async () => {
+    const env = world();
+    const human = await cli(['inspect'], env);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /^no helper running \(socket .*helper\.sock\): nothing is cached\./);
+    assert.equal(human.stderr, '');
+    assert.deepEqual(json(await cli(['inspect', '--json'], env)), { running: false, socketPath: join(env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock'), entries: [] });
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was started, no folder created');
+  });
+
+  test('a running helper with nothing cached', async () => {
+    const env = world();
+    assert.equal((await cli(['helper', 'start'], env)).code, 0);
+    const r = await cli(['inspect'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^no cached entries \(helper pid \d+, version \d+\.\d+\.\d+\)\.\n$/);
+    const data = json(await cli(['inspect', '--json'], env));
+    assert.equal(data.running, true);
+    assert.deepEqual(data.entries, []);
+  });
+
+  test('entries: one row per branch, aligned, short IDs, no message text', async () => {
+    const { c, env, anchor } = await filledCache();
+    const r = await cli(['inspect'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stdout, ANSI, 'not a terminal: no colour');
+    const lines = r.stdout.trimEnd().split('\n');
+    assert.match(lines[0]!, /^ANCHOR\s+WORKSPACE\s+MODEL\s+CHAT\s+BRANCH\s+TURNS\s+KNOWN\s+LAST TURN\s+LEFT\s+OUTCOME\s+SAVED$/);
+    assert.equal(lines.length, 4, r.stdout);
+    const rows = lines.slice(1, 3);
+    for (const row of rows) {
+      assert.ok(row.startsWith(`${anchor.slice(0, 7)}  `), row);
+      assert.match(row, /gpt-5/);
+      assert.match(row, /\d+m left|59m left|1h left/);
+      assert.match(row, /success/);
+    }
+    assert.deepEqual(rows.map((row) => / ([12])\/2 /.exec(row)?.[1]).sort(), ['1', '2']);
+    // Columns line up: every row has its MODEL cell where the header has it.
+    const at = lines[0]!.indexOf('MODEL');
+    for (const row of rows) assert.equal(row.slice(at, at + 5), 'gpt-5');
+    assert.match(lines[3]!, /^2 branches of 1 conversation \(2 of 64 entries\), \d+ B of prompt saved; helper pid \d+/);
+    assert.doesNotMatch(r.stdout, /remember|8080|alice/, 'the cache holds no text');
+    assert.ok(r.stdout.includes(c.workspace) || r.stdout.includes('…'), 'workspace shown');
+  });
+
+  test('--json: every field, full IDs', async () => {
+    const { c, env, anchor } = await filledCache();
+    const data = json(await cli(['inspect', '--json'], env));
+    assert.equal(data.running, true);
+    assert.equal(data.current, true);
+    assert.deepEqual(data.limits, { ttlMs: 3_600_000, maxEntries: 64 });
+    assert.equal(data.entries.length, 2);
+    const [newest, older] = data.entries;
+    assert.deepEqual(Object.keys(newest), [
+      'anchor', 'chatId', 'workspace', 'model', 'branches', 'turns', 'knownCount', 'createdAt', 'updatedAt',
+      'ageMs', 'ttlLeftMs', 'lastOutcome', 'state', 'leased', 'version', 'bytesSaved', 'toolsFingerprint',
+    ]);
+    assert.equal(newest.anchor, anchor);
+    assert.equal(newest.workspace, c.workspace);
+    assert.equal(newest.model, 'gpt-5');
+    assert.equal(newest.branches, 2);
+    assert.equal(newest.turns, 1, 'the sibling: one fresh turn');
+    assert.equal(newest.knownCount, 5);
+    assert.equal(older.turns, 2);
+    assert.equal(older.knownCount, 5);
+    assert.ok(older.bytesSaved > 0, 'the resumed turn saved bytes');
+    assert.match(newest.chatId, /^[0-9a-f-]{36}$/);
+    assert.ok(newest.ttlLeftMs > 3_500_000 && newest.ttlLeftMs <= 3_600_000);
+    assert.equal(newest.lastOutcome, 'success');
+    assert.ok(!Number.isNaN(Date.parse(newest.createdAt)));
+    const colored = await cli(['inspect', '--json'], { ...env, FORCE_COLOR: '1' });
+    assert.doesNotMatch(colored.stdout, ANSI, '--json is never coloured');
+  });
+});
+
+describe('inspect --transcript: the decision step by step', { concurrency: true }, () => {
+  test('a next turn resumes: the same plan as --dry-run, and as the real run', async () => {
+    const { c, env, anchor, dir } = await filledCache();
+    // The transcript of the next turn of the first conversation.
+    c.messages.push({ role: 'user', content: 'What do you remember?' });
+    const file = write(dir, 'next.json', c.body());
+    const human = await cli(['inspect', '--transcript', file], env);
+    assert.equal(human.code, 0, human.stderr);
+    const out = human.stdout;
+    for (const line of [
+      /^transcript +.*next\.json: openai, 6 messages, 1 tool$/m,
+      /^resume +on: CURSOR_ACP_SESSION_RESUME is "1"$/m,
+      /^side call +no$/m,
+      new RegExp(`^anchor +${anchor}$`, 'm'),
+      new RegExp(`^  workspace +${c.workspace} \\(from the transcript\\)$`, 'm'),
+      /^  model +gpt-5 \(from the transcript\)$/m,
+      /^  opener +message 1 \(user\): "remember: the port is 8080"$/m,
+      /^cache +helper pid \d+: 2 branches for this anchor$/m,
+      /^  prefix +all 5 known messages match; the rest is new$/m,
+      /^  prefix +3 of 5 known messages match; message 3 \(user\) differs: "remember: the host is db\.internal"$/m,
+      /^  tools +same fingerprint$/m,
+      /^  expiry +59m left$/m,
+      /^decision +resume-delta \(delta\): all 5 known messages match; 1 new$/m,
+      /^  argv +--print --output-format stream-json --model gpt-5 --workspace \S+ --resume [0-9a-f-]{36}$/m,
+    ]) {
+      assert.match(out, line);
+    }
+    const view = json(await cli(['inspect', '--transcript', file, '--json'], env));
+    const dry = json(await runCli(['--dry-run'], { env, input: c.body() }));
+    assert.deepEqual(view.plan, dry, 'inspect and --dry-run make the same plan');
+    assert.equal(view.decision.decision, 'resume-delta');
+    assert.equal(view.branches.length, 2);
+    assert.deepEqual(view.branches.map((b: any) => b.verdict).sort(), ['delta', 'diverged']);
+    const diverged = view.branches.find((b: any) => b.verdict === 'diverged');
+    assert.deepEqual(diverged.prefix.divergedAt, { index: 3, role: 'user', preview: 'remember: the host is db.internal' });
+    assert.equal(view.prompt.bytes, Buffer.byteLength('What do you remember?'));
+    // And the run itself decides the same.
+    const run = await c.send();
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason, c.lastTrace().chatId], ['resume-delta', 'delta', view.decision.chatId]);
+    assert.equal(c.lastTrace().promptBytes, view.prompt.bytes);
+    assert.equal(c.lastTrace().fullPromptBytes, view.prompt.fullBytes);
+  });
+
+  test('resume off: disabled, and the cache is not consulted', async () => {
+    const { c, env, dir } = await filledCache();
+    c.messages.push({ role: 'user', content: 'next' });
+    const file = write(dir, 'next.json', c.body());
+    const off = { ...env, CURSOR_ACP_SESSION_RESUME: 'nope' };
+    const human = await cli(['inspect', '--transcript', file], off);
+    assert.match(human.stdout, /^resume +off: CURSOR_ACP_SESSION_RESUME is "nope", not 1, true, on or yes$/m);
+    assert.match(human.stdout, /^cache +not consulted: resume is off$/m);
+    assert.match(human.stdout, /^decision +fresh \(disabled\)/m);
+    const view = json(await cli(['inspect', '--transcript', file, '--json'], off));
+    assert.equal(view.resume.enabled, false);
+    assert.equal(view.cache.state, 'not-asked');
+    assert.deepEqual(view.branches, []);
+  });
+
+  test('no helper: an empty cache, nothing started; stdin, --model and a run line', async () => {
+    const env = world();
+    const body = JSON.stringify({ model: 'cursor-acp/gpt-5', messages: [{ role: 'user', content: 'Generate a title for this conversation: x' }] });
+    const side = json(await cli(['inspect', '--transcript', '-', '--json'], env, body));
+    assert.equal(side.decision.reason, 'side-call');
+    assert.equal(side.sideCall.role, 'user');
+
+    const plain = JSON.stringify({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] });
+    const view = json(await cli(['inspect', '--transcript', '-', '--model', 'sonnet-4', '--json', '--', '--print', '--force'], env, plain));
+    assert.equal(view.cache.state, 'not-running');
+    assert.equal(view.decision.reason, 'no-entry');
+    assert.equal(view.anchor.model, 'sonnet-4');
+    assert.equal(view.anchor.modelFrom, 'flag');
+    assert.equal(view.anchor.workspaceFrom, 'current directory');
+    assert.equal(view.anchor.workspace, ROOT.replace(/\/$/, ''));
+    assert.deepEqual(view.decision.argv, ['--model', 'sonnet-4', '--print', '--force', '--output-format', 'stream-json']);
+    const human = await cli(['inspect', '--transcript', '-'], env, plain);
+    assert.match(human.stdout, /^cache +no helper running: empty cache \(a run would start one\)$/m);
+    assert.match(human.stdout, /^transcript +stdin: openai, 2 messages, 0 tools$/m);
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was started');
+  });
+
+  test('bad arguments and transcripts: exit 2, one line saying what to do', async () => {
+    const env = world();
+    const dir = tempDir();
+    const cases: Array<[string[], RegExp, string?]> = [
+      [['inspect', '--transcript', join(dir, 'missing.json')], /^cursor-resume: cannot read the transcript .*missing\.json: no such file\n$/],
+      [['inspect', '--transcript', write(dir, 'bad.json', '{"messages": [')], /^cursor-resume: .*bad\.json: not valid JSON/],
+      [['inspect', '--transcript', write(dir, 'role.json', '{"messages":[{"role":"bot","content":"x"}]}')], /role\.json: messages\[0\]\.role: unknown role "bot"/],
+      [['inspect', '--model', 'gpt-5'], /^cursor-resume: a run line, --model and --workspace go with --transcript FILE/],
+      [['inspect', '--bogus'], /^cursor-resume: unknown option '--bogus'\n\(add --help for usage and examples\)\n$/],
+      [['inspect', '--transcript'], /^cursor-resume: option '--transcript <file>' argument missing/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await cli(args, env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, expected);
+    }
+  });
+});
+
+describe('evict', { concurrency: true }, () => {
+  test('no helper running: nothing to evict, exit 0', async () => {
+    const env = world();
+    const r = await cli(['evict', '--all'], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'no helper running: nothing is cached, nothing to evict\n');
+    assert.deepEqual(json(await cli(['evict', 'abcd', '--json'], env)), { running: false, evicted: 0 });
+  });
+
+  test('by prefix, then a prefix that matches nothing, then --all', async () => {
+    const { c, env, anchor } = await filledCache();
+    const miss = anchor[0] === 'f' ? '0000' : 'ffff';
+    const none = await cli(['evict', miss], env);
+    assert.equal(none.code, 0, none.stderr);
+    assert.match(none.stdout, /^no cached conversation has an anchor beginning ffff|^no cached conversation has an anchor beginning 0000/);
+    const r = await cli(['evict', anchor.slice(0, 8).toUpperCase()], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `evicted 2 branches of ${anchor}\n`);
+    assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, []);
+    // The next turn of that conversation starts a fresh chat.
+    await c.turn('and now?');
+    assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['fresh', 'no-entry']);
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 1, all: true });
+    const again = await cli(['evict', '--all'], env);
+    assert.equal(again.stdout, 'evicted 0 branches: the cache is empty\n');
+  });
+
+  test('bad arguments: exit 2 with what to give', async () => {
+    const env = world();
+    const cases: Array<[string[], RegExp]> = [
+      [['evict'], /evict what\? Give an anchor \(cursor-resume inspect lists them\), or --all/],
+      [['evict', 'abc'], /"abc" is too short: give at least 4 characters/],
+      [['evict', 'xyz1'], /"xyz1" is not an anchor: anchors are hexadecimal/],
+      [['evict', 'a'.repeat(33)], /is too long: an anchor has 32 characters/],
+      [['evict', 'abcd', '--all'], /give an anchor or --all, not both/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await cli(args, env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^cursor-resume: /);
+      assert.match(r.stderr, expected);
+    }
+  });
+});
+
+describe('config', { concurrency: true }, () => {
+  const fileOf = (env: NodeJS.ProcessEnv): string => join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
+
+  test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
+    const env = world();
+    const file = fileOf(env);
+    assert.equal((await cli(['config', 'path'], env)).stdout, `${file}\n`);
+    const set = await cli(['config', 'set', 'ttlMinutes', '30'], env);
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, `ttlMinutes = 30 (in ${file})\n`);
+    assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 30 });
+    assert.equal((await cli(['config', 'get', 'ttlMinutes'], env)).stdout, '30\n');
+    assert.deepEqual(json(await cli(['config', 'get', 'ttlMinutes', '--json'], env)), { name: 'ttlMinutes', value: 30, source: 'file' });
+
+    // A pattern written through conf changes what a run decides: it reads the same file.
+    assert.equal((await cli(['config', 'set', 'sideCallPatterns', '["^Summarize the"]'], env)).code, 0);
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'Summarize the chat so far' }] });
+    assert.equal(json(await runCli(['--dry-run'], { env, input: body })).reason, 'side-call');
+
+    const list = json(await cli(['config', 'list', '--json', '--', '--verbose'], { ...env, CURSOR_RESUME_AGENT: '/opt/agent' }));
+    assert.equal(list.file, file);
+    assert.deepEqual(list.resume, { enabled: true, value: '1' });
+    assert.deepEqual(list.settings.ttlMinutes, { value: 30, source: 'file', default: 60, env: null });
+    assert.deepEqual(list.settings.agent, { value: '/opt/agent', source: 'environment', default: 'cursor-agent', env: 'CURSOR_RESUME_AGENT' });
+    assert.equal(list.settings.verbose.source, 'flag');
+    assert.equal(list.settings.maxEntries.source, 'default');
+    assert.deepEqual(Object.keys(list.settings), ['agent', 'runtimeDir', 'sideCallPatterns', 'retryFresh', 'unsafeDelta', 'ttlMinutes', 'maxEntries', 'verbose', 'trace']);
+
+    const human = await cli(['config', 'list'], { ...env, CURSOR_RESUME_AGENT: '/opt/agent' });
+    assert.match(human.stdout, /^SETTING +VALUE +SOURCE$/m);
+    assert.match(human.stdout, /^agent +\/opt\/agent +environment \(CURSOR_RESUME_AGENT\)$/m);
+    assert.match(human.stdout, /^ttlMinutes +30 +file$/m);
+    assert.match(human.stdout, /^maxEntries +64 +default$/m);
+    assert.match(human.stdout, /^resume +on \(CURSOR_ACP_SESSION_RESUME = "1"\)$/m);
+    assert.deepEqual((await cli(['config'], env)).stdout, (await cli(['config', 'list'], env)).stdout, 'config alone lists');
+
+    const unset = await cli(['config', 'unset', 'ttlMinutes'], env);
+    assert.equal(unset.stdout, `ttlMinutes removed from ${file}; it is back to 60\n`);
+    assert.equal((await cli(['config', 'unset', 'ttlMinutes'], env)).stdout, `ttlMinutes is not set in ${file}\n`);
+    assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { sideCallPatterns: ['^Summarize the'] });
+  });
+
+  test('limits may be lowered, never raised; errors say what is allowed; nothing is written', async () => {
+    const env = world();
+    const cases: Array<[string[], RegExp]> = [
+      [['config', 'set', 'ttlMinutes', '90'], /^cursor-resume: ttlMinutes \(config set\): must be at most 60: the limit may be lowered, never raised\. Allowed: .*1 to 60/],
+      [['config', 'set', 'maxEntries', '65'], /maxEntries \(config set\): must be at most 64/],
+      [['config', 'set', 'maxEntries', '0'], /maxEntries \(config set\): must be at least 1/],
+      [['config', 'set', 'ttlMinutes', 'soon'], /ttlMinutes: "soon" is not a whole number/],
+      [['config', 'set', 'retryFresh', 'maybe'], /retryFresh: "maybe" is not a boolean \(use true or false\)/],
+      [['config', 'set', 'unsafeDelta', 'always'], /unsafeDelta \(config set\): must be fresh or resume-full/],
+      [['config', 'set', 'runtimeDir', 'relative/dir'], /runtimeDir \(config set\): must be an absolute path/],
+      [['config', 'set', 'sideCallPatterns', '["("]'], /sideCallPatterns\[0\] \(config set\): is not a valid regular expression/],
+      [['config', 'set', 'sideCallPatterns', 'nope'], /sideCallPatterns: expected a JSON array of strings/],
+      [['config', 'set', 'colour', 'red'], /unknown setting "colour"; the settings are: agent, runtimeDir, .*trace/],
+      [['config', 'get', 'nope'], /unknown setting "nope"/],
+      [['config', 'set', 'ttlMinutes'], /missing required argument 'value'/],
+      [['config', 'frobnicate'], /unknown config command "frobnicate"; use list, get, set, unset or path/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await cli(args, env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, expected);
+    }
+    assert.equal(existsSync(fileOf(env)), false, 'nothing was written');
+  });
+
+  test('a broken file: runs and list refuse it with exit 2; unset repairs it', async () => {
+    const env = world();
+    const file = fileOf(env);
+    mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
+    writeFileSync(file, JSON.stringify({ bogus: 1, ttlMinutes: 90 }));
+    const list = await cli(['config', 'list'], env);
+    assert.equal(list.code, 2);
+    assert.match(list.stderr, /unknown setting "bogus"; remove it \(cursor-resume config unset bogus\)/);
+    // Looking at and stopping the helper still work: a broken file must not lock a person out.
+    assert.equal((await cli(['helper', 'status'], env)).code, 3);
+    assert.equal((await cli(['inspect'], env)).code, 0);
+    assert.equal((await cli(['evict', '--all'], env)).code, 0);
+    const set = await cli(['config', 'set', 'ttlMinutes', '20'], env);
+    assert.equal(set.code, 2, 'written, but the file is still refused');
+    assert.match(set.stderr, /the change was written, but runs will still refuse the config file/);
+    assert.equal((await cli(['config', 'unset', 'bogus'], env)).code, 0);
+    assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 20 });
+    assert.equal((await cli(['config', 'list'], env)).code, 0);
+    writeFileSync(file, '{not json');
+    const broken = await cli(['config', 'set', 'verbose', 'true'], env);
+    assert.equal(broken.code, 2);
+    assert.match(broken.stderr, /is not valid JSON; fix it, or remove it/);
+    assert.equal(readFileSync(file, 'utf8'), '{not json', 'left as it was');
+  });
+});
+
+// ---- simulate ---------------------------------------------------------------------
+
+const SYS = { role: 'system', content: 'You are a careful coding agent.' };
+const TOOLS = [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object' } } }];
+const bodyOf = (messages: object[]): string => JSON.stringify({ model: 'gpt-5', workspace: '/work/project', messages, tools: TOOLS });
+/** Three turns of one conversation, each transcript carrying cursor's earlier replies. */
+function threeTurns(dir: string): string[] {
+  const u1 = { role: 'user', content: 'remember: the port is 8080' };
+  const a1 = { role: 'assistant', content: 'Turn 1 of this chat.' };
+  const u2 = { role: 'user', content: 'remember: the host is db' };
+  const a2 = { role: 'assistant', content: 'Turn 2 of this chat.' };
+  const u3 = { role: 'user', content: 'What do you remember?' };
+  return [
+    write(dir, 't1.json', bodyOf([SYS, u1])),
+    write(dir, 't2.json', bodyOf([SYS, u1, a1, u2])),
+    write(dir, 't3.json', bodyOf([SYS, u1, a1, u2, a2, u3])),
+  ];
+}
+
+describe('simulate', { concurrency: true }, () => {
+  test('turns in order, with a private cache: human and JSON', async () => {
+    const env = world();
+    const files = threeTurns(tempDir());
+    const human = await cli(['simulate', '--resume-on', ...files], env);
+    assert.equal(human.code, 0, human.stderr);
+    const lines = human.stdout.trimEnd().split('\n');
+    assert.match(lines[0]!, /^TURN +TRANSCRIPT +DECISION +REASON +CHAT +PROMPT +FULL +WHY$/);
+    assert.match(lines[1]!, /^ +1 +\S+t1\.json +fresh +no-entry +sim-1 +\d+ B +\d+ B +no earlier turn/);
+    assert.match(lines[2]!, /^ +2 +\S+t2\.json +resume-delta +delta +sim-1 +24 B +\d+ B +all 3 known messages match; 1 new$/);
+    assert.match(lines[3]!, /^ +3 +\S+t3\.json +resume-delta +delta +sim-1 +21 B/);
+    assert.match(lines[4]!, /^3 turns: 1 fresh, 2 resume-delta; sent [\d.]+ (B|KiB) of [\d.]+ (B|KiB) full \(\d+% saved\)$/);
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper');
+
+    const data = json(await cli(['simulate', '--resume-on', '--json', ...files], env));
+    assert.deepEqual(data.resume, { enabled: true, from: '--resume-on' });
+    assert.deepEqual(data.turns.map((t: any) => [t.turn, t.decision, t.reason, t.chatId, t.recorded]), [
+      [1, 'fresh', 'no-entry', 'sim-1', true],
+      [2, 'resume-delta', 'delta', 'sim-1', true],
+      [3, 'resume-delta', 'delta', 'sim-1', false],
+    ]);
+    assert.equal(data.turns[2].prompt, 'What do you remember?');
+    assert.deepEqual(data.turns[2].argv, ['--print', '--output-format', 'stream-json', '--model', 'gpt-5', '--workspace', '/work/project', '--resume', 'sim-1']);
+    assert.match(data.turns[2].note, /not recorded: the last turn/);
+    assert.equal(data.totals.turns, 3);
+    assert.deepEqual(data.totals.decisions, { fresh: 1, 'resume-delta': 2, 'resume-full': 0 });
+    assert.equal(data.totals.savedBytes, data.totals.fullPromptBytes - data.totals.promptBytes);
+  });
+
+  test('resume follows CURSOR_ACP_SESSION_RESUME like a run', async () => {
+    const files = threeTurns(tempDir());
+    const off = sandboxEnv();
+    const human = await cli(['simulate', ...files], off);
+    assert.equal(human.code, 0, human.stderr);
+    assert.match(human.stdout, /resume is off \(CURSOR_ACP_SESSION_RESUME is not 1, true, on or yes\): every turn is fresh; set it, or pass --resume-on/);
+    const data = json(await cli(['simulate', '--json', ...files], off));
+    assert.deepEqual(data.turns.map((t: any) => t.reason), ['disabled', 'disabled', 'disabled']);
+    const on = json(await cli(['simulate', '--json', ...files], sandboxEnv({ CURSOR_ACP_SESSION_RESUME: 'TRUE' })));
+    assert.deepEqual(on.turns.map((t: any) => t.decision), ['fresh', 'resume-delta', 'resume-delta']);
+  });
+
+  test('--expect: pass exits 0, a difference exits 1 naming the first one', async () => {
+    const env = world();
+    const files = threeTurns(tempDir());
+    const pass = await cli(['simulate', '--expect', 'fresh:no-entry,resume-delta,resume-delta:delta', ...files], env);
+    assert.equal(pass.code, 0, pass.stderr);
+    assert.equal(pass.stderr, '');
+
+    const fail = await cli(['simulate', '--expect', 'fresh,fresh,resume-delta', ...files], env);
+    assert.equal(fail.code, 1);
+    assert.match(fail.stdout, /^TURN/, 'the table is still printed');
+    assert.match(fail.stderr, /^cursor-resume: turn 2 \(\S+t2\.json\): expected fresh, got resume-delta \(delta: all 3 known messages match; 1 new\)\n$/);
+
+    const reason = await cli(['simulate', '--json', '--expect', 'fresh:expired,resume-delta,resume-delta', ...files], env);
+    assert.equal(reason.code, 1);
+    const data = JSON.parse(reason.stdout);
+    assert.deepEqual(data.expect.firstDifference, {
+      turn: 1,
+      expected: 'fresh:expired',
+      actual: 'fresh:no-entry',
+      message: data.expect.firstDifference.message,
+    });
+    assert.equal(data.expect.ok, false);
+
+    const count = await cli(['simulate', '--expect', 'fresh,resume-delta', ...files], env);
+    assert.equal(count.code, 1);
+    assert.match(count.stderr, /--expect names 2 decisions but there are 3 turns/);
+  });
+
+  test('JSONL, stdin, --gap, and a turn whose reply is not carried (not recorded)', async () => {
+    const env = world();
+    const dir = tempDir();
+    const files = threeTurns(dir);
+    const lines = files.map((f) => readFileSync(f, 'utf8')).join('\n') + '\n\n';
+    const jsonl = write(dir, 'conversation.jsonl', lines);
+    const viaFile = json(await cli(['simulate', '--resume-on', '--json', jsonl], env));
+    assert.deepEqual(viaFile.turns.map((t: any) => t.source), [`${jsonl}:1`, `${jsonl}:2`, `${jsonl}:3`]);
+    assert.deepEqual(viaFile.turns.map((t: any) => t.decision), ['fresh', 'resume-delta', 'resume-delta']);
+    const viaStdin = json(await cli(['simulate', '--resume-on', '--json', '-'], env, lines));
+    assert.deepEqual(viaStdin.turns.map((t: any) => [t.source, t.decision]), [['stdin:1', 'fresh'], ['stdin:2', 'resume-delta'], ['stdin:3', 'resume-delta']]);
+
+    const expired = json(await cli(['simulate', '--resume-on', '--json', '--gap', '61', ...files.slice(0, 2)], env));
+    assert.deepEqual(expired.turns.map((t: any) => t.reason), ['no-entry', 'expired']);
+    const lowered = json(await cli(['simulate', '--resume-on', '--json', '--gap', '11', ...files.slice(0, 2)], { ...env, CURSOR_RESUME_TTL_MS: '600000' }));
+    assert.deepEqual(lowered.turns.map((t: any) => t.reason), ['no-entry', 'expired'], 'the helper limits in the environment apply');
+
+    // Turn 1 failed (no reply kept) and the caller sent the message again with another: nothing was recorded.
+    const retry = write(dir, 'retry.json', bodyOf([SYS, { role: 'user', content: 'remember: the port is 8080' }, { role: 'user', content: 'hello?' }]));
+    const failed = json(await cli(['simulate', '--resume-on', '--json', files[0]!, retry], env));
+    assert.deepEqual(failed.turns.map((t: any) => [t.reason, t.recorded]), [['no-entry', false], ['no-entry', false]]);
+    assert.match(failed.turns[0].note, /the next transcript carries no reply to this turn/);
+  });
+
+  test('agrees with real runs through the stand-in, turn by turn', async () => {
+    const env = world();
+    const c = new Conversation(env);
+    const dir = tempDir();
+    const files: string[] = [];
+    const texts = ['remember: the port is 8080', 'remember: the host is db', 'What do you remember?'];
+    for (const [i, text] of texts.entries()) {
+      c.messages.push({ role: 'user', content: text });
+      files.push(write(dir, `turn${i + 1}.json`, c.body()));
+      const r = await c.send();
+      assert.equal(r.code, 0, r.stderr);
+    }
+    const sim = json(await cli(['simulate', '--json', ...files], env));
+    const runs = c.traces();
+    assert.deepEqual(
+      sim.turns.map((t: any) => [t.decision, t.reason, t.promptBytes, t.fullPromptBytes]),
+      runs.map((t) => [t.decision, t.reason, t.promptBytes, t.fullPromptBytes]),
+    );
+    const invoked = c.invocations();
+    assert.deepEqual(sim.turns.map((t: any) => t.prompt), invoked.map((e) => e.stdin), 'the same prompts');
+  });
+
+  test('bad arguments: exit 2', async () => {
+    const env = world();
+    const dir = tempDir();
+    const files = threeTurns(dir);
+    const cases: Array<[string[], RegExp]> = [
+      [['simulate'], /missing required argument 'file'/],
+      [['simulate', '--expect', 'fresh,resumed', ...files], /--expect: "resumed" is not a decision; use fresh, resume-delta, resume-full/],
+      [['simulate', '--expect', 'fresh:because', ...files], /--expect: "because" is not a reason code/],
+      [['simulate', '--gap', 'soon', ...files], /--gap: "soon" is not a number of minutes/],
+      [['simulate', join(dir, 'nope.json')], /cannot read the transcript .*nope\.json: no such file/],
+      [['simulate', write(dir, 'bad.jsonl', `${readFileSync(files[0]!, 'utf8')}\n{"messages": 3}\n`)], /bad\.jsonl:2: /],
+      [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in /],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await cli(args, env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^cursor-resume: /);
+      assert.match(r.stderr, expected);
+    }
+  });
+});
+
+describe('the trace file', { concurrency: true }, () => {
+  test('one JSON line per run, with every field', async () => {
+    const env = world();
+    const c = new Conversation(env);
+    await c.turn('remember: one');
+    await c.turn('remember: two');
+    const lines = readFileSync(c.trace, 'utf8').split('\n');
+    assert.equal(lines.length, 3, 'two lines, each ending in a newline');
+    assert.equal(lines[2], '');
+    const [first, second] = c.traces();
+    for (const line of [first!, second!]) {
+      assert.deepEqual(Object.keys(line), ['time', 'anchor', 'decision', 'reason', 'chatId', 'promptBytes', 'fullPromptBytes', 'exit', 'failure', 'retried', 'durationMs']);
+      assert.ok(!Number.isNaN(Date.parse(line.time as string)));
+      assert.match(line.anchor as string, /^[0-9a-f]{32}$/);
+      assert.equal(line.exit, 0);
+      assert.equal(line.failure, null);
+      assert.equal(line.retried, false);
+      assert.equal(typeof line.durationMs, 'number');
+    }
+    assert.deepEqual([first!.decision, first!.reason, second!.decision, second!.reason], ['fresh', 'no-entry', 'resume-delta', 'delta']);
+    assert.equal(first!.chatId, second!.chatId);
+    assert.equal(first!.chatId, c.lastInvocation().chatId);
+    assert.ok((second!.promptBytes as number) < (second!.fullPromptBytes as number));
+  });
+
+  test('--trace FILE on the run line, and a failed run', async () => {
+    const env = world();
+    const c = new Conversation(env);
+    // The environment wins over a flag (as for every setting): leave the flag alone here.
+    delete c.env.CURSOR_RESUME_TRACE;
+    const file = join(tempDir(), 'mine.jsonl');
+    const r = await c.turn('hello', { args: [...STREAM_ARGS, '--trace', file] });
+    assert.equal(r.code, 0, r.stderr);
+    const failed = await c.turn('again', { mode: 'auth', args: [...STREAM_ARGS, '--trace', file] });
+    assert.equal(failed.code, 1);
+    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, 2);
+    assert.deepEqual([lines[1].decision, lines[1].exit, lines[1].failure], ['resume-delta', 1, 'auth']);
+    assert.equal(existsSync(c.trace), false);
+    // --verbose: the decision on stderr, stdout untouched.
+    const verbose = await c.turn('and again', { args: [...STREAM_ARGS, '--verbose'] });
+    assert.equal(verbose.code, 0, verbose.stderr);
+    assert.match(verbose.stderr, /^cursor-resume: resume-delta \(delta\): all \d+ known messages match; 2 new; prompt \d+ of \d+ bytes$/m);
+    assert.doesNotMatch(verbose.stdout, /cursor-resume:/);
+  });
+});
+
+describe('presentation', { concurrency: true }, () => {
+  test('colour: FORCE_COLOR colours a pipe, NO_COLOR wins, --json and plain pipes never', async () => {
+    const env = world();
+    const files = threeTurns(tempDir());
+    for (const args of [['config', 'list'], ['simulate', '--resume-on', ...files]]) {
+      assert.doesNotMatch((await cli(args, env)).stdout, ANSI, `${args[0]}: not a TTY`);
+      assert.match((await cli(args, { ...env, FORCE_COLOR: '1' })).stdout, ANSI, `${args[0]}: FORCE_COLOR=1`);
+      const both = await cli(args, { ...env, FORCE_COLOR: '1', NO_COLOR: '1' });
+      assert.doesNotMatch(both.stdout, ANSI, `${args[0]}: NO_COLOR wins`);
+      assert.equal(both.stderr, '');
+      assert.doesNotMatch((await cli([...args, '--json'], { ...env, FORCE_COLOR: '3' })).stdout, ANSI, `${args[0]}: --json`);
+    }
+    const { env: full } = await filledCache();
+    assert.match((await cli(['inspect'], { ...full, FORCE_COLOR: '1' })).stdout, ANSI);
+    assert.doesNotMatch((await cli(['inspect'], { ...full, FORCE_COLOR: '1', NO_COLOR: 'x' })).stdout, ANSI);
+  });
+
+  test('every command has --help with examples', async () => {
+    const env = world();
+    const commands = [['inspect'], ['evict'], ['config'], ['config', 'list'], ['config', 'get'], ['config', 'set'], ['config', 'unset'], ['config', 'path'], ['simulate'], ['helper']];
+    await Promise.all(
+      commands.map(async (command) => {
+        const r = await cli([...command, '--help'], env);
+        assert.equal(r.code, 0, `${command.join(' ')}: ${r.stderr}`);
+        assert.match(r.stdout, /^Usage: cursor-resume /);
+        assert.match(r.stdout, /\nExamples:\n {2}cursor-resume /, command.join(' '));
+      }),
+    );
+    const top = await cli(['--help'], env);
+    assert.match(top.stdout, /inspect .*\n[\s\S]*evict[\s\S]*config[\s\S]*simulate/);
+  });
+});
+
+describe('the manual page', () => {
+  const page = join(ROOT, 'man', 'cursor-resume.1');
+
+  test('renders with groff -man -ww without a single warning', () => {
+    const groff = spawnSync('groff', ['-man', '-ww', '-Tutf8', page], { encoding: 'utf8' });
+    assert.ok(!groff.error, `groff is needed to check the manual page (install groff): ${groff.error?.message}`);
+    assert.equal(groff.stderr, '', 'groff warnings');
+    assert.equal(groff.status, 0);
+    // Bold and italics come as overstrikes (X\bX) or SGR sequences, depending on grotty's defaults.
+    const text = groff.stdout.replace(/.\u0008/g, '').replace(/\u001b\[[0-9;]*m/g, '');
+    for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'COMMANDS', 'OPTIONS', 'ENVIRONMENT', 'FILES', 'EXIT STATUS', 'EXAMPLES', 'SEE ALSO']) {
+      assert.match(text, new RegExp(`^${section}$`, 'm'), section);
+    }
+  });
+
+  test('agrees with the code: version, commands, variables, reason codes, exit codes', async () => {
+    const text = readFileSync(page, 'utf8');
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    assert.match(text, new RegExp(`^\\.TH CURSOR-RESUME 1 "\\d{4}" "cursor-resume ${pkg.version.replace(/\./g, '\\.')}"`, 'm'));
+    assert.deepEqual(pkg.man, ['man/cursor-resume.1']);
+    const plain = text.replace(/\\-/g, '-');
+    const { SETTINGS } = await import('../../src/config.js');
+    const { REASONS } = await import('../../src/resume/reasons.js');
+    for (const name of ['inspect', 'helper', 'evict', 'config', 'simulate', '--dry-run', '--verbose', '--trace', '--transcript', '--expect', '--resume-on', '--gap', '--all', '--json']) {
+      assert.ok(plain.includes(name), name);
+    }
+    const variables = [
+      ...Object.values(SETTINGS).flatMap((s) => (s.env ? [s.env] : [])),
+      'CURSOR_ACP_SESSION_RESUME', 'CURSOR_RESUME_TTL_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_IDLE_MS', 'CURSOR_CONFIG_DIR', 'NO_COLOR', 'FORCE_COLOR',
+    ];
+    for (const name of variables) assert.ok(plain.includes(`.B ${name}\n`), `ENVIRONMENT names ${name}`);
+    for (const name of Object.keys(SETTINGS)) assert.ok(plain.includes(name), `FILES names the setting ${name}`);
+    for (const reason of Object.keys(REASONS)) assert.ok(plain.includes(`.B ${reason}\n`), `reason ${reason}`);
+    for (const code of ['126', '127', '141', '128+', '.B 2\n', '.B 3\n']) assert.ok(plain.includes(code), `exit status ${code}`);
+  });
+});
