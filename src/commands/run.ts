@@ -13,11 +13,11 @@ import type { Branch, Outcome } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
 import { connectHelper } from '../helper/launcher.js';
-import { analyzeTurn, dryRunView, planTurn, withArgv, type Plan, type TurnContext } from '../plan.js';
+import { helperEnv } from '../helper-env.js';
+import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type TurnContext } from '../plan.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
-import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
 import { decodeInput } from '../transcript/decode.js';
 import { parseTranscript } from '../transcript/parse.js';
@@ -59,15 +59,9 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
   };
 
-  const usesCache =
-    isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME) &&
-    conversation.shape !== 'text' &&
-    !caller.callerResume &&
-    analysis.anchor !== null &&
-    analysis.sideCall === null;
   let client: HelperClient | null = null;
   let branches: Branch[] | null = [];
-  if (usesCache) {
+  if (usesCache(analysis, context)) {
     const connected = await connectHelper({ start: !caller.dryRun, env: helperEnv(settings) });
     if (connected.ok) {
       client = connected.client;
@@ -96,10 +90,12 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     return 0;
   }
 
+  // A reader that went away is noticed where it matters (the passthrough, writeStdout); a late EPIPE must not become a crash.
+  process.stdout.on('error', () => {});
   try {
     // A chat Cursor no longer has must not keep its entry.
     for (const check of plan.checks) {
-      if (check.verdict === 'chat-missing') await client?.evict({ anchor: plan.anchor!, chatId: check.chatId });
+      if (check.verdict === 'chat-missing') await quietly(say, 'evict', () => client?.evict({ anchor: plan.anchor!, chatId: check.chatId }));
     }
     plan = await leaseOrReplan(plan, analysis, context, branches, missing, client, say);
     say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes} bytes`);
@@ -109,7 +105,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     let retried = false;
     if (plan.decision !== 'fresh' && failure === 'resume') {
       // The chat is gone: it must never be resumed again.
-      await client?.evict({ anchor: plan.anchor!, chatId: plan.chatId! });
+      await quietly(say, 'evict', () => client?.evict({ anchor: plan.anchor!, chatId: plan.chatId! }));
       if (settings.retryFresh && !run.wroteOutput) {
         say(`cursor could not resume chat ${plan.chatId} (${run.stopped === 'session-mismatch' ? 'it answered as another chat' : 'a resume error'}); retrying once as a fresh chat with the whole conversation`);
         plan = withArgv(
@@ -130,11 +126,11 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     if (run.spawnError) {
       const { code, message } = notFoundMessage(settings.agent, run.spawnError);
       process.stderr.write(`cursor-resume: ${message}\n`);
-      await client?.release('error', 'ok');
+      await quietly(say, 'release', () => client?.release('error', 'ok'));
       writeTrace(settings, plan, { exit: code, failure: 'not-found', retried, started });
       return code;
     }
-    if (plan.record && client) await remember(client, plan, analysis, run, failure, say);
+    if (plan.record && client) await quietly(say, 'record', () => remember(client!, plan, analysis, run, failure, say));
 
     const exit = run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);
     writeTrace(settings, plan, { exit, failure, retried, started, chatId: run.tap.sessionId });
@@ -142,17 +138,6 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   } finally {
     client?.close();
   }
-}
-
-/** Limits from the settings reach a helper this run starts; lower values in the environment (tests) still win. */
-function helperEnv(settings: Settings): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  const ttl = settings.ttlMinutes * 60_000;
-  const givenTtl = Number(env.CURSOR_RESUME_TTL_MS);
-  env.CURSOR_RESUME_TTL_MS = String(Number.isFinite(givenTtl) && givenTtl > 0 ? Math.min(givenTtl, ttl) : ttl);
-  const givenMax = Number(env.CURSOR_RESUME_MAX_ENTRIES);
-  env.CURSOR_RESUME_MAX_ENTRIES = String(Number.isFinite(givenMax) && givenMax > 0 ? Math.min(givenMax, settings.maxEntries) : settings.maxEntries);
-  return env;
 }
 
 /** Takes the lease on the chat to resume; if another run holds it (or it moved), plans again without it. */
@@ -168,7 +153,14 @@ async function leaseOrReplan(
   let current = plan;
   let known = branches;
   while (current.decision !== 'fresh' && client && known) {
-    const lease = await client.lease(current.anchor!, current.chatId!, current.baseVersion!);
+    let lease;
+    try {
+      lease = await client.lease(current.anchor!, current.chatId!, current.baseVersion!);
+    } catch (error) {
+      // Without a lease the chat is not ours to drive: the whole conversation goes to a fresh chat.
+      say(`the helper did not answer the lease (${(error as Error).message}); running without the cache`);
+      return planTurn(analysis, context, { branches: null, missingChats: missing });
+    }
     if (lease.granted) return current;
     say(`chat ${current.chatId} is not free (${lease.message})`);
     const taken = current.chatId;
@@ -176,6 +168,31 @@ async function leaseOrReplan(
     current = planTurn(analysis, context, { branches: known, missingChats: missing });
   }
   return current;
+}
+
+/**
+ * The helper is best-effort once the turn is under way: if it dies or stalls now, the
+ * turn still ends with cursor-agent's own status (the next one then starts fresh).
+ */
+async function quietly(say: (line: string) => void, what: string, call: () => Promise<unknown> | undefined): Promise<void> {
+  try {
+    await call();
+  } catch (error) {
+    say(`the helper failed on ${what} (${(error as Error).message}); going on without the cache`);
+  }
+}
+
+/** Writes our own output to stdout; false when the reader has gone away. */
+function writeStdout(text: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const onError = (): void => resolve(false);
+    process.stdout.once('error', onError);
+    process.stdout.write(text, (error) => {
+      // On failure the listener stays to take the 'error' event that follows.
+      if (!error) process.stdout.off('error', onError);
+      resolve(!error);
+    });
+  });
 }
 
 function execute(plan: Plan, settings: Settings): Promise<AgentRun> {
@@ -187,11 +204,14 @@ function execute(plan: Plan, settings: Settings): Promise<AgentRun> {
     env: process.env,
     stdout: translate ? 'hold' : 'stream',
     ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId! } : {}),
-  }).then((run) => {
+  }).then(async (run) => {
     // For a caller that asked for text or json, print what that format would have printed.
     if (translate && run.stopped === null && run.tap.resultLine !== undefined) {
-      process.stdout.write(plan.callerFormat === 'json' ? `${run.tap.resultLine}\n` : `${run.tap.resultText ?? ''}\n`);
       run.wroteOutput = true;
+      // A caller that went away never saw the answer: the turn is not recorded, as in a stream.
+      if (!(await writeStdout(plan.callerFormat === 'json' ? `${run.tap.resultLine}\n` : `${run.tap.resultText ?? ''}\n`))) {
+        run.stopped = 'stdout-closed';
+      }
     }
     return run;
   });
