@@ -1,3 +1,4 @@
 #!/usr/bin/env node
-// Thin launcher: the CLI is bundled into one file so a turn loads as little as possible.
-import '../dist/cli.js';
+// Thin launcher. CommonJS (see bin/package.json), like the bundle it loads: a turn then
+// never starts Node's ES module loader, which would cost several milliseconds.
+require('../dist/cli.cjs');

@@ -1,25 +1,96 @@
-// Bundles each entry point into one ES module under dist/: fewer files to resolve at start-up.
+// Bundles each program under dist/, shaped for start-up time (bench/, BENCHMARKS.md):
+//   dist/cli.cjs                  the CLI and the whole run path in ONE CommonJS file. A turn
+//                                 then resolves and compiles one file, and Node never starts its
+//                                 ES module loader: about 10 ms less per turn than ES modules in
+//                                 six chunks. bin/ is CommonJS (bin/package.json) to load it.
+//   dist/program.js (+ chunks)    our subcommands and --help (commander, chalk, conf), ES modules,
+//                                 imported by cli.cjs only when one of them runs
+//   dist/execa.js                 execa, for handing cursor-agent's own subcommands over
+//   dist/helper/helper-server.js  the helper daemon: one self-contained CommonJS file (its own
+//                                 package.json says so), which starts about 15 ms sooner than
+//                                 an ES module, and a run that starts the helper waits for it
+//   dist/helper-server.js         the same, for whoever starts the helper by its former name
+//   dist/stand-in/cursor-agent.js the test stand-in, self-contained
+// program.js is a separate bundle with its own copies of the modules it shares with cli.cjs,
+// so nothing may depend on the two sharing a class or a module's state (cli.ts tells our
+// errors apart by name for this reason).
 import { build } from 'esbuild';
-import { chmod, rm } from 'node:fs/promises';
+import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 
-const entries = {
-  cli: 'src/cli.ts',
-  'helper-server': 'src/helper/server-main.ts',
-  'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts',
+/**
+ * env-paths (the config file's location, read on every run) imports `node:process`;
+ * in an ES module bundle the facade of that builtin costs about 2 ms to create (it
+ * reads every property of `process`). Hand it the global instead: the same object.
+ */
+const processGlobal = {
+  name: 'process-global',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?process$/ }, (args) =>
+      args.importer.includes('/node_modules/env-paths/') ? { path: 'process', namespace: 'process-global' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'process-global' }, () => ({ contents: 'export default globalThis.process;', loader: 'js' }));
+  },
 };
 
-await rm('dist', { recursive: true, force: true });
-await build({
-  entryPoints: entries,
+/** In cli.cjs, the lazily loaded parts stay separate files, imported at run time from beside it. */
+const lazyFromCli = {
+  name: 'lazy-from-cli',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/program\.js$/ }, (args) => (args.importer.endsWith('src/cli.ts') ? { path: './program.js', external: true } : undefined));
+    b.onResolve({ filter: /^execa$/ }, () => ({ path: './execa.js', external: true }));
+  },
+};
+
+/**
+ * In a CommonJS bundle esbuild turns `import fs from 'node:fs'` into
+ * `__toESM(require("node:fs"), 1)`, which copies every property of the module onto
+ * a new object: 1.5 ms a run for fs, os, path, net and process. An object that
+ * inherits them reads the same (live) values and costs nothing.
+ */
+async function cheapBuiltinImports(file) {
+  const text = await readFile(file, 'utf8');
+  const out = text.replace(/__toESM\(require\("([^"]+)"\), 1\)/g, (call, name) => (isBuiltin(name) ? `__builtin(require("${name}"))` : call));
+  await writeFile(file, out);
+}
+
+const common = {
   outdir: 'dist',
   bundle: true,
-  splitting: true,
   platform: 'node',
-  format: 'esm',
   target: 'node20',
   sourcemap: 'linked',
   logLevel: 'warning',
-  // Some bundled CommonJS dependencies call require(); give the ES module bundle one.
+};
+const cjs = {
+  ...common,
+  format: 'cjs',
+  banner: { js: 'const __builtin = (m) => Object.create(m, { default: { value: m, enumerable: true } });' },
+};
+// Some bundled CommonJS dependencies call require(); give an ES module bundle one.
+const esm = {
+  ...common,
+  format: 'esm',
+  plugins: [processGlobal],
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-});
+};
+
+await rm('dist', { recursive: true, force: true });
+await Promise.all([
+  build({
+    ...cjs,
+    entryPoints: { cli: 'src/cli.ts' },
+    outExtension: { '.js': '.cjs' },
+    plugins: [lazyFromCli],
+    // The launcher finds the helper beside its own file through import.meta.url.
+    define: { 'import.meta.url': '__import_meta_url' },
+    banner: { js: `${cjs.banner.js}\nconst __import_meta_url = require('node:url').pathToFileURL(__filename).href;` },
+  }),
+  build({ ...esm, entryPoints: { program: 'src/program.ts', execa: 'node_modules/execa/index.js' }, splitting: true }),
+  build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
+  build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
+]);
+await Promise.all([cheapBuiltinImports('dist/cli.cjs'), cheapBuiltinImports('dist/helper/helper-server.js')]);
+await writeFile('dist/helper/package.json', '{ "type": "commonjs" }\n');
+await writeFile('dist/helper-server.js', "// The helper daemon is dist/helper/helper-server.js (CommonJS); this name still starts it.\nimport './helper/helper-server.js';\n");
 await chmod('dist/stand-in/cursor-agent.js', 0o755);

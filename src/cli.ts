@@ -1,9 +1,7 @@
 // Entry point. A run line (anything that is not one of our subcommands) goes
 // straight to the run path, which loads as little as it can; our subcommands and
 // --help go through commander.
-import { parseCallerArgs, UsageError } from './agent/argv.js';
-import { ConfigError } from './config.js';
-import { TranscriptError } from './transcript/errors.js';
+import { parseCallerArgs } from './agent/argv.js';
 
 const OUR_COMMANDS = new Set(['inspect', 'helper', 'evict', 'config', 'simulate']);
 
@@ -25,8 +23,15 @@ async function main(argv: string[]): Promise<number> {
   return runCommand(argv, caller);
 }
 
+/**
+ * Our errors for a bad command line, config file or transcript (TranscriptError,
+ * UsageError, ConfigError), told apart by name: the subcommands are a separate bundle
+ * (dist/program.js) with their own copies of these classes, so instanceof would miss theirs.
+ */
+const USAGE_ERRORS = new Set(['TranscriptError', 'UsageError', 'ConfigError']);
+
 function report(error: unknown): number {
-  if (error instanceof TranscriptError || error instanceof UsageError || error instanceof ConfigError) {
+  if (error instanceof Error && USAGE_ERRORS.has(error.name)) {
     process.stderr.write(`cursor-resume: ${error.message}\n`);
     return EXIT_USAGE;
   }

@@ -38,64 +38,76 @@ const HEX = /^[0-9a-f]*$/;
 // eslint-disable-next-line no-control-regex
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
-const count = z.int().check(z.minimum(0), z.maximum(Number.MAX_SAFE_INTEGER));
-const id = count;
-const anchor = z.string().check(z.regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters'));
-const chatId = z.string().check(z.regex(CHAT_ID_PATTERN, `must match ${CHAT_ID_PATTERN.source}`));
-const outcome = z.enum(['success', 'auth', 'quota', 'network', 'model', 'resume-failed', 'interrupted', 'crashed', 'error']);
-const state = z.enum(['ok', 'unknown']);
-const plainText = (min: number) =>
-  z.string().check(z.minLength(min), z.maxLength(MAX_FIELD_LENGTH), z.regex(NO_CONTROL, 'must not contain control characters'));
+/**
+ * The request schemas, built on first use: only the helper parses requests. A run
+ * loads this module for the framing below, and building them cost it about a
+ * millisecond of start-up.
+ */
+function buildSchemas() {
+  const count = z.int().check(z.minimum(0), z.maximum(Number.MAX_SAFE_INTEGER));
+  const id = count;
+  const anchor = z.string().check(z.regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters'));
+  const chatId = z.string().check(z.regex(CHAT_ID_PATTERN, `must match ${CHAT_ID_PATTERN.source}`));
+  const outcome = z.enum(['success', 'auth', 'quota', 'network', 'model', 'resume-failed', 'interrupted', 'crashed', 'error']);
+  const state = z.enum(['ok', 'unknown']);
+  const plainText = (min: number) =>
+    z.string().check(z.minLength(min), z.maxLength(MAX_FIELD_LENGTH), z.regex(NO_CONTROL, 'must not contain control characters'));
 
-const recordSchema = z.strictObject({
-  anchor,
-  chatId,
-  toolsFingerprint: z.string().check(z.minLength(16), z.maxLength(128), z.regex(HEX, 'must be lowercase hex')),
-  workspace: plainText(1),
-  /** "" is cursor-agent's default model. */
-  model: plainText(0),
-  known: z.string().check(
-    z.maxLength(MAX_REQUEST_BYTES),
-    z.regex(HEX, 'must be lowercase hex digests'),
-    z.refine((s) => s.length % MESSAGE_DIGEST_HEX === 0, `must be whole ${MESSAGE_DIGEST_HEX}-hex-character digests`),
-  ),
-  baseVersion: z.nullable(z.int().check(z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER))),
-  savedBytes: count,
-  outcome: z.optional(outcome),
-  state: z.optional(state),
-});
-
-const requestSchemas = {
-  hello: z.strictObject({ id, op: z.literal('hello'), protocol: z.int(), version: z.string().check(z.maxLength(64)) }),
-  lookup: z.strictObject({ id, op: z.literal('lookup'), anchor }),
-  lease: z.strictObject({ id, op: z.literal('lease'), anchor, chatId, version: count }),
-  release: z.strictObject({ id, op: z.literal('release'), outcome: z.optional(outcome), state: z.optional(state) }),
-  record: z.strictObject({ id, op: z.literal('record'), record: recordSchema }),
-  evict: z
-    .strictObject({
-      id,
-      op: z.literal('evict'),
-      anchorPrefix: z.optional(z.string().check(z.minLength(1), z.maxLength(32), z.regex(HEX, 'must be lowercase hex'))),
-      anchor: z.optional(anchor),
-      chatId: z.optional(chatId),
-      all: z.optional(z.literal(true)),
-    })
-    .check(
-      z.refine(
-        (r) =>
-          (r.anchor === undefined) === (r.chatId === undefined) &&
-          [r.anchorPrefix !== undefined, r.anchor !== undefined, r.all === true].filter(Boolean).length === 1,
-        'give exactly one of: anchorPrefix, anchor with chatId, all: true',
-      ),
+  const recordSchema = z.strictObject({
+    anchor,
+    chatId,
+    toolsFingerprint: z.string().check(z.minLength(16), z.maxLength(128), z.regex(HEX, 'must be lowercase hex')),
+    workspace: plainText(1),
+    /** "" is cursor-agent's default model. */
+    model: plainText(0),
+    known: z.string().check(
+      z.maxLength(MAX_REQUEST_BYTES),
+      z.regex(HEX, 'must be lowercase hex digests'),
+      z.refine((s) => s.length % MESSAGE_DIGEST_HEX === 0, `must be whole ${MESSAGE_DIGEST_HEX}-hex-character digests`),
     ),
-  list: z.strictObject({ id, op: z.literal('list') }),
-  stats: z.strictObject({ id, op: z.literal('stats') }),
-  shutdown: z.strictObject({ id, op: z.literal('shutdown') }),
-} satisfies Record<Op, z.ZodMiniType>;
+    baseVersion: z.nullable(z.int().check(z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER))),
+    savedBytes: count,
+    outcome: z.optional(outcome),
+    state: z.optional(state),
+  });
 
-export type Request = { [K in Op]: z.infer<(typeof requestSchemas)[K]> }[Op];
-export type RequestOf<K extends Op> = z.infer<(typeof requestSchemas)[K]>;
-export type RecordRequest = z.infer<typeof recordSchema>;
+  const requestSchemas = {
+    hello: z.strictObject({ id, op: z.literal('hello'), protocol: z.int(), version: z.string().check(z.maxLength(64)) }),
+    lookup: z.strictObject({ id, op: z.literal('lookup'), anchor }),
+    lease: z.strictObject({ id, op: z.literal('lease'), anchor, chatId, version: count }),
+    release: z.strictObject({ id, op: z.literal('release'), outcome: z.optional(outcome), state: z.optional(state) }),
+    record: z.strictObject({ id, op: z.literal('record'), record: recordSchema }),
+    evict: z
+      .strictObject({
+        id,
+        op: z.literal('evict'),
+        anchorPrefix: z.optional(z.string().check(z.minLength(1), z.maxLength(32), z.regex(HEX, 'must be lowercase hex'))),
+        anchor: z.optional(anchor),
+        chatId: z.optional(chatId),
+        all: z.optional(z.literal(true)),
+      })
+      .check(
+        z.refine(
+          (r) =>
+            (r.anchor === undefined) === (r.chatId === undefined) &&
+            [r.anchorPrefix !== undefined, r.anchor !== undefined, r.all === true].filter(Boolean).length === 1,
+          'give exactly one of: anchorPrefix, anchor with chatId, all: true',
+        ),
+      ),
+    list: z.strictObject({ id, op: z.literal('list') }),
+    stats: z.strictObject({ id, op: z.literal('stats') }),
+    shutdown: z.strictObject({ id, op: z.literal('shutdown') }),
+  } satisfies Record<Op, z.ZodMiniType>;
+
+  return { id, recordSchema, requestSchemas };
+}
+
+type Schemas = ReturnType<typeof buildSchemas>;
+let schemas: Schemas | undefined;
+
+export type Request = { [K in Op]: z.infer<Schemas['requestSchemas'][K]> }[Op];
+export type RequestOf<K extends Op> = z.infer<Schemas['requestSchemas'][K]>;
+export type RecordRequest = z.infer<Schemas['recordSchema']>;
 export type EvictTarget = { anchorPrefix: string } | { anchor: string; chatId: string } | { all: true };
 
 export type ParseResult =
@@ -104,6 +116,7 @@ export type ParseResult =
 
 /** Parses and validates one request line. Never throws. */
 export function parseRequest(line: string): ParseResult {
+  const { id, requestSchemas } = (schemas ??= buildSchemas());
   let value: unknown;
   try {
     value = JSON.parse(line);

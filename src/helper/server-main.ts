@@ -34,16 +34,19 @@ process.on('unhandledRejection', () => void stop(1));
 process.stdout.on?.('error', () => {});
 process.stderr.on?.('error', () => {});
 
-try {
-  const result = await startHelperServer({
-    paths: runtimePaths(process.env),
-    settings: settingsFromEnv(process.env),
-    onExit: () => process.exit(exitCode),
-  });
-  if (!result.started) process.exit(0);
-  server = result.server;
-} catch (error) {
-  // Visible only when run by hand: the launcher ignores our stdio and reports its own reason.
-  process.stderr.write(`cursor-resume helper: ${(error as Error).message}\n`);
-  process.exit(1);
-}
+// No top-level await: the bundle is CommonJS, which starts faster (see scripts/build.mjs).
+void (async () => {
+  try {
+    const result = await startHelperServer({
+      paths: runtimePaths(process.env),
+      settings: settingsFromEnv(process.env),
+      onExit: () => process.exit(exitCode),
+    });
+    if (!result.started) process.exit(0);
+    server = result.server;
+  } catch (error) {
+    // Visible only when run by hand: the launcher ignores our stdio and reports its own reason.
+    process.stderr.write(`cursor-resume helper: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
+})();

@@ -1,27 +1,93 @@
 // One digest per message: what the prefix proof compares. Messages the caller
 // wrote are compared exactly; an assistant message is compared as what cursor
 // itself produced: its text with whitespace normalised, and its tool calls by id and name.
+//
+// The hash is fed field by field, each string framed by its length instead of
+// JSON-escaped: escaping every message was the most expensive step of deciding on a
+// long transcript (about 60 ms of 300 for 10,000 messages, 20 MB), and a length
+// prefix is just as unambiguous. Values that are not strings (tool arguments given as
+// objects, AI SDK outputs) still go in as canonical JSON: equal values, equal bytes.
+import { createHash, type Hash } from 'node:crypto';
+import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Message, Part } from '../transcript/types.js';
 import { canonicalJson } from './canonical-json.js';
-import { digest } from './hash.js';
 
 export interface ReplyToolCall {
   id: string;
   name: string;
 }
 
-function canonicalPart(part: Part): string {
+/** Strings shorter than this join the pending header; longer ones go to the hash as they are (no copy). */
+const INLINE = 1024;
+
+const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
+
+/**
+ * A digest built from tagged, self-delimiting fields. Small pieces are gathered into
+ * one string so that a message costs a couple of hash updates, not one per field.
+ */
+class Digest {
+  readonly #hash: Hash = createHash('sha256');
+  #head: string;
+
+  constructor(kind: string) {
+    this.#head = `${kind}\n`;
+  }
+
+  /** A tag: one letter saying what the next fields are. */
+  tag(letter: string): this {
+    this.#head += letter;
+    return this;
+  }
+
+  /** A string, framed by its length in UTF-16 code units. */
+  text(value: string): this {
+    if (!isWellFormed(value)) {
+      // UTF-8 would turn every lone surrogate into U+FFFD; escaped (and marked), such a text stays distinct.
+      const json = JSON.stringify(value);
+      return this.tag('j').text(json);
+    }
+    if (value.length < INLINE) {
+      this.#head += `${value.length}:${value}`;
+    } else {
+      this.#hash.update(`${this.#head}${value.length}:`);
+      this.#hash.update(value);
+      this.#head = '';
+    }
+    return this;
+  }
+
+  /** Any value: a string as text, anything else as canonical JSON (always well-formed). */
+  value(value: unknown): this {
+    return typeof value === 'string' ? this.tag('s').text(value) : this.tag('v').text(canonicalJson(value));
+  }
+
+  hex(): string {
+    if (this.#head !== '') this.#hash.update(this.#head);
+    return this.#hash.digest('hex').slice(0, MESSAGE_DIGEST_HEX);
+  }
+}
+
+function addPart(digest: Digest, part: Part): void {
   switch (part.type) {
     case 'text':
-      return canonicalJson(['text', part.text]);
-    case 'file':
-      return canonicalJson(['file', part.mediaType, part.filename ?? null, part.data]);
+      digest.tag('T').text(part.text);
+      return;
     case 'reasoning':
-      return canonicalJson(['reasoning', part.text]);
+      digest.tag('R').text(part.text);
+      return;
+    case 'file':
+      digest.tag('F').text(part.mediaType);
+      if (part.filename === undefined) digest.tag('-');
+      else digest.tag('+').text(part.filename);
+      digest.text(part.data);
+      return;
     case 'tool-call':
-      return canonicalJson(['tool-call', part.id, part.name, part.input]);
+      digest.tag('C').text(part.id).text(part.name).value(part.input);
+      return;
     case 'tool-result':
-      return canonicalJson(['tool-result', part.id, part.name, part.output]);
+      digest.tag('O').text(part.id).text(part.name).value(part.output);
+      return;
   }
 }
 
@@ -29,7 +95,9 @@ const normalizeWhitespace = (text: string): string => text.replace(/\s+/g, ' ').
 
 /** The digest of a reply as cursor produced it; equal to messageDigest of the transcript's copy of it. */
 export function assistantDigest(text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string {
-  return digest(canonicalJson(['assistant', normalizeWhitespace(text), toolCalls.map((c) => [c.id, c.name])]));
+  const digest = new Digest('assistant').tag('T').text(normalizeWhitespace(text));
+  for (const call of toolCalls) digest.tag('C').text(call.id).text(call.name);
+  return digest.hex();
 }
 
 export function messageDigest(message: Message): string {
@@ -38,5 +106,7 @@ export function messageDigest(message: Message): string {
     const calls = message.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, name: p.name }] : []));
     return assistantDigest(text, calls);
   }
-  return digest(`${message.role}\n${message.parts.map(canonicalPart).join('\n')}`);
+  const digest = new Digest(message.role);
+  for (const part of message.parts) addPart(digest, part);
+  return digest.hex();
 }

@@ -1,19 +1,59 @@
+import { readSync } from 'node:fs';
 import { TranscriptError } from './errors.js';
 import { MAX_INPUT_BYTES } from './limits.js';
 
+const tooLarge = (max: number): TranscriptError =>
+  new TranscriptError(`stdin: the transcript is larger than ${Math.round(max / 1024 / 1024)} MiB; nothing was run. Send a shorter conversation`);
+
+/** Collects chunks, refusing (without buffering further) more than `max` bytes in all. */
+class Collector {
+  readonly chunks: Buffer[] = [];
+  size = 0;
+
+  constructor(readonly max: number) {}
+
+  add(chunk: Uint8Array | string): void {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.size += buffer.length;
+    if (this.size > this.max) throw tooLarge(this.max);
+    this.chunks.push(buffer);
+  }
+
+  bytes(): Buffer {
+    return Buffer.concat(this.chunks, this.size);
+  }
+}
+
 /** Reads a whole stream, refusing (without buffering further) one larger than `max` bytes. */
 export async function readInput(stream: AsyncIterable<Uint8Array | string>, max: number = MAX_INPUT_BYTES): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream) {
-    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    size += buffer.length;
-    if (size > max) {
-      throw new TranscriptError(
-        `stdin: the transcript is larger than ${Math.round(max / 1024 / 1024)} MiB; nothing was run. Send a shorter conversation`,
-      );
+  const collected = new Collector(max);
+  for await (const chunk of stream) collected.add(chunk);
+  return collected.bytes();
+}
+
+/**
+ * Reads stdin to its end with blocking reads of fd 0, as readInput(process.stdin)
+ * would, but without creating process.stdin's stream and waiting on the event loop
+ * for each chunk: a run reads its transcript before it can do anything else, and
+ * this saves it about 2 ms. If a read fails (fd 0 set non-blocking by whoever
+ * started us: EAGAIN; or anything unusual), the stream takes over from there, so
+ * the outcome is what reading the stream would have given. Call it before anything
+ * touches process.stdin: creating that stream makes fd 0 non-blocking.
+ */
+export async function readStdin(max: number = MAX_INPUT_BYTES): Promise<Buffer> {
+  const collected = new Collector(max);
+  const chunk = Buffer.allocUnsafe(256 * 1024);
+  for (;;) {
+    let n: number;
+    try {
+      n = readSync(0, chunk, 0, chunk.length, null);
+    } catch {
+      for await (const rest of process.stdin) collected.add(rest);
+      break;
     }
-    chunks.push(buffer);
+    if (n === 0) break;
+    // A copy of what was read: the read buffer is reused.
+    collected.add(Buffer.from(chunk.subarray(0, n)));
   }
-  return Buffer.concat(chunks, size);
+  return collected.bytes();
 }

@@ -1,0 +1,111 @@
+// Benchmark 2: the time cursor-resume adds to a turn. Each iteration runs, in a
+// rotating order, a bare `node -e ''`, the stand-in directly with exactly the argv
+// and prompt cursor-resume would give it (from --dry-run), and the same turn
+// through cursor-resume. Added time = cursor-resume − direct, per iteration.
+import { Conversation, STREAM_ARGS, codingScript, replyOf } from './lib/conversation.js';
+import { userText } from './lib/content.js';
+import type { BenchOutcome } from './lib/report.js';
+import { median, round, summarize } from './lib/stats.js';
+import { Sandbox, expectOk, runCli, runProcess, type Snapshot } from './lib/world.js';
+
+interface DryRun {
+  decision: string;
+  reason: string;
+  chatId: string | null;
+  argv: string[];
+  prompt: string;
+}
+
+interface Triple {
+  bare: number;
+  direct: number;
+  wrapped: number;
+  /** The --dry-run that planned the turn (node start, load, parse, helper lookup; no agent). */
+  dryRun: number;
+  decision: string;
+}
+
+const WARMUP = 2;
+
+export async function addedTimeBench(snapshot: Snapshot, options: { quick: boolean }): Promise<BenchOutcome> {
+  const warmCount = options.quick ? 6 : 40;
+  const coldCount = options.quick ? 3 : 10;
+  const sandbox = new Sandbox(snapshot, 'added-time', { CURSOR_ACP_SESSION_RESUME: '1' });
+  const { env } = sandbox;
+  const conversation = new Conversation(sandbox.workspace);
+  let seed = 5000;
+  const notes: string[] = [];
+
+  /** One triple for the conversation's current transcript; cursor-resume's reply joins the transcript. */
+  async function triple(i: number): Promise<Triple> {
+    const body = conversation.body();
+    const dry = expectOk('cursor-resume --dry-run', await runCli(snapshot, ['--dry-run', ...STREAM_ARGS], { input: body, env }));
+    const plan = JSON.parse(dry.stdout) as DryRun;
+    const runs: Record<'bare' | 'direct' | 'wrapped', () => Promise<number>> = {
+      // The same environment for all three: a variable such as NODE_EXTRA_CA_CERTS costs every Node start tens of ms.
+      bare: async () => expectOk('node -e', await runProcess(process.execPath, ['-e', ''], { env })).ms,
+      direct: async () => expectOk('stand-in', await runProcess(snapshot.standIn, plan.argv, { input: plan.prompt, env })).ms,
+      wrapped: async () => {
+        const result = expectOk('cursor-resume', await runCli(snapshot, STREAM_ARGS, { input: body, env }));
+        const reply = replyOf(result.stdout);
+        if (plan.decision !== 'fresh' && reply.sessionId !== plan.chatId) notes.push(`iteration ${i}: planned to resume ${plan.chatId}, answered as ${reply.sessionId}`);
+        conversation.applyReply(reply);
+        return result.ms;
+      },
+    };
+    const order = (['bare', 'direct', 'wrapped'] as const).map((_, k, all) => all[(k + i) % 3]!);
+    const times: Partial<Record<keyof typeof runs, number>> = {};
+    for (const name of order) times[name] = await runs[name]();
+    return { bare: times.bare!, direct: times.direct!, wrapped: times.wrapped!, dryRun: dry.ms, decision: plan.decision };
+  }
+
+  const warm: Triple[] = [];
+  const cold: Triple[] = [];
+  try {
+    // A conversation of some size first: ten turns of the coding session.
+    for (const step of codingScript(10)) {
+      conversation.add(step);
+      const result = expectOk('cursor-resume', await runCli(snapshot, STREAM_ARGS, { input: conversation.body(), env }));
+      conversation.applyReply(replyOf(result.stdout));
+    }
+    for (let i = 0; i < warmCount + WARMUP; i++) {
+      conversation.add({ kind: 'user', text: userText(seed++, 300), calls: [] });
+      const t = await triple(i);
+      if (t.decision !== 'resume-delta') notes.push(`warm iteration ${i} was planned as ${t.decision}, not resume-delta`);
+      if (i >= WARMUP) warm.push(t);
+    }
+    for (let i = 0; i < coldCount; i++) {
+      // Cold: no helper runs; cursor-resume starts one (and, its cache empty, runs a fresh chat).
+      await sandbox.stopHelper();
+      conversation.add({ kind: 'user', text: userText(seed++, 300), calls: [] });
+      cold.push(await triple(i));
+    }
+  } finally {
+    await sandbox.stopHelper();
+  }
+
+  const added = (ts: Triple[]): number[] => ts.map((t) => t.wrapped - t.direct);
+  const warmAdded = median(added(warm));
+  const bare = median(warm.map((t) => t.bare));
+  const budget = bare + 25;
+  const coldAdded = median(added(cold));
+  const dryOverBare = median(warm.map((t) => t.dryRun - t.bare));
+  return {
+    id: 'added-time',
+    title: '2. added time per turn',
+    rows: [
+      { metric: `bare node -e '' (median of ${warm.length})`, value: `${round(bare)} ms` },
+      { metric: 'stand-in direct, resumed turn', value: `${round(median(warm.map((t) => t.direct)))} ms` },
+      { metric: 'through cursor-resume, warm helper', value: `${round(median(warm.map((t) => t.wrapped)))} ms` },
+      { metric: 'added time, warm (median)', value: `${round(warmAdded)} ms = bare node + ${round(warmAdded - bare)} ms`, goal: `<= bare node + 25 ms (${round(budget)} ms)`, met: warmAdded <= budget },
+      { metric: '--dry-run over bare node (load, parse, lookup)', value: `${round(dryOverBare)} ms` },
+      { metric: `added time, cold helper (median of ${cold.length})`, value: `${round(coldAdded)} ms = bare node + ${round(coldAdded - bare)} ms` },
+    ],
+    data: {
+      warm: { triples: warm, added: summarize(added(warm)), bare: summarize(warm.map((t) => t.bare)) },
+      cold: { triples: cold, added: summarize(added(cold)) },
+      warmup: WARMUP,
+    },
+    notes,
+  };
+}

@@ -1,0 +1,76 @@
+// One measurement of benchmark 4 in a fresh process (cold JIT, its own peak RSS),
+// through the real modules in the order a run calls them:
+//   node --import tsx bench/scale-worker.ts <transcript.json> <known.txt>
+// Prints one JSON line. Not part of the run path; only the benchmark starts it.
+import { readFileSync } from 'node:fs';
+import { parseCallerArgs } from '../src/agent/argv.js';
+import { resolveWorkspace } from '../src/agent/workspace.js';
+import type { Branch } from '../src/cache/types.js';
+import { resolveSettings } from '../src/config.js';
+import { analyzeTurn, planTurn, type TurnContext } from '../src/plan.js';
+import { messageDigest } from '../src/resume/digests.js';
+import { decodeInput } from '../src/transcript/decode.js';
+import { parseTranscript } from '../src/transcript/parse.js';
+import { STREAM_ARGS } from './lib/conversation.js';
+
+const [transcriptFile, knownFile] = process.argv.slice(2);
+if (!transcriptFile || !knownFile) throw new Error('usage: scale-worker.ts <transcript.json> <known.txt>');
+const known = readFileSync(knownFile, 'utf8');
+const rssBeforeKb = process.resourceUsage().maxRSS;
+const now = (): number => performance.now();
+
+const t0 = now();
+const bytes = readFileSync(transcriptFile);
+const t1 = now();
+const conversation = parseTranscript(decodeInput(bytes));
+const t2 = now();
+const env = { CURSOR_ACP_SESSION_RESUME: '1' };
+const context: TurnContext = {
+  caller: parseCallerArgs(STREAM_ARGS),
+  settings: resolveSettings(env, {}, {}).settings,
+  env,
+  workspace: resolveWorkspace(conversation.workspace ?? '.', process.cwd()),
+};
+const analysis = analyzeTurn(conversation, context);
+const t3 = now();
+const branch: Branch = {
+  anchor: analysis.anchor!,
+  chatId: 'bench-chat',
+  toolsFingerprint: analysis.toolsFingerprint,
+  workspace: analysis.workspace,
+  model: analysis.model,
+  known,
+  bytesSaved: 0,
+  version: 1,
+  turns: 1,
+  state: 'ok',
+  lastOutcome: 'success',
+  createdAt: Date.now(),
+  updatedAt: Date.now(),
+  ttlLeftMs: 3_600_000,
+  leased: false,
+};
+const plan = planTurn(analysis, context, { branches: [branch], missingChats: new Set() });
+const t4 = now();
+const peakRssKb = process.resourceUsage().maxRSS;
+// Hashing alone, for the breakdown: a second pass over the same messages (warm, so a lower bound).
+const t5 = now();
+conversation.messages.map(messageDigest);
+const hashWarmMs = now() - t5;
+
+process.stdout.write(
+  `${JSON.stringify({
+    messages: conversation.messages.length,
+    bytes: bytes.length,
+    readMs: t1 - t0,
+    parseMs: t2 - t1,
+    analyzeMs: t3 - t2,
+    decideMs: t4 - t3,
+    totalMs: t4 - t1,
+    hashWarmMs,
+    decision: plan.decision,
+    promptBytes: plan.promptBytes,
+    rssBeforeKb,
+    peakRssKb,
+  })}\n`,
+);
