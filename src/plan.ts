@@ -3,7 +3,7 @@
 import { buildAgentArgv, type CallerArgs } from './agent/argv.js';
 import type { Branch } from './cache/types.js';
 import { compilePatterns, type Settings } from './config.js';
-import { concreteModel } from './resume/anchor.js';
+import { concreteModel } from './transcript/model.js';
 import { analyze, decide, type Analysis, type Decision } from './resume/decide.js';
 import { isResumeEnabled } from './resume/enabled.js';
 import type { Conversation } from './transcript/types.js';

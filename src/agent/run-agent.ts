@@ -3,12 +3,17 @@
 // it, its stderr passed on, signals relayed. Spawned with node:child_process
 // directly: this is the hot path, and every module loaded costs start-up time.
 import { spawn } from 'node:child_process';
-import { StreamTap } from './stream-tap.js';
+import { MAX_TAP_LINE, StreamTap } from './stream-tap.js';
 
 /** How much of cursor-agent's stderr is kept to classify a failure (the tail). */
 const STDERR_TAIL = 64 * 1024;
 /** How much output is held while a resumed chat's identity is being checked. */
 const HOLD_LIMIT = 4 * 1024 * 1024;
+/**
+ * With stdout 'hold', the answer reaches the caller only through the tap (translated to
+ * text or json): it must read a result line as long as any a caller could want printed.
+ */
+export const MAX_HELD_TAP_LINE = 64 * 1024 * 1024;
 
 export interface AgentRunOptions {
   agent: string;
@@ -48,7 +53,7 @@ const RELAYED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
   return new Promise((resolve) => {
-    const tap = new StreamTap();
+    const tap = new StreamTap(options.stdout === 'hold' ? MAX_HELD_TAP_LINE : MAX_TAP_LINE);
     const result: AgentRun = { code: null, signal: null, stderr: '', tap, wroteOutput: false, stopped: null, flushHeld: () => {} };
     let verified = options.expectSession === undefined;
     let heldOut: Buffer[] = [];

@@ -7,6 +7,12 @@ import type { ReplyToolCall } from '../resume/digests.js';
 /** Lines longer than this are passed through but not parsed. */
 export const MAX_TAP_LINE = 8 * 1024 * 1024;
 
+/**
+ * Tool calls kept for the reply's digest. Past this many the reply cannot be matched
+ * later anyway (the digest then differs and the next turn starts fresh), and memory stays flat.
+ */
+export const MAX_TAP_TOOL_CALLS = 10_000;
+
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -42,6 +48,9 @@ export class StreamTap {
   private skipping = false;
   private firstLineListener: ((line: string | undefined) => void) | undefined;
 
+  /** `maxLine`: lines longer than this are skipped, not parsed (see MAX_TAP_LINE). */
+  constructor(private readonly maxLine: number = MAX_TAP_LINE) {}
+
   /** Called once, with the first complete line (or undefined if the stream ends without one). */
   onFirstLine(listener: (line: string | undefined) => void): void {
     this.firstLineListener = listener;
@@ -64,7 +73,7 @@ export class StreamTap {
 
   private take(part: Buffer): void {
     if (this.skipping) return;
-    if (this.pendingBytes + part.length > MAX_TAP_LINE) {
+    if (this.pendingBytes + part.length > this.maxLine) {
       this.skipping = true;
       this.pending = [];
       this.pendingBytes = 0;
@@ -123,7 +132,7 @@ export class StreamTap {
         return;
       case 'tool_call':
         this.answerStarted = true;
-        if (event.subtype === 'started' && typeof event.call_id === 'string') {
+        if (event.subtype === 'started' && typeof event.call_id === 'string' && this.toolCalls.length < MAX_TAP_TOOL_CALLS) {
           this.toolCalls.push({ id: event.call_id, name: toolName(event.tool_call) });
         }
         return;

@@ -3,11 +3,12 @@
 // reached the turn runs as a fresh chat with the whole conversation, correctly.
 import { appendFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { isatty } from 'node:tty';
 import { parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
 import { missingChats } from '../agent/chat-store.js';
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
-import { runAgent, type AgentRun } from '../agent/run-agent.js';
+import { MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
 import { resolveWorkspace } from '../agent/workspace.js';
 import type { Branch, Outcome } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
@@ -21,7 +22,7 @@ import { assistantDigest } from '../resume/digests.js';
 import { REASONS } from '../resume/reasons.js';
 import { decodeInput } from '../transcript/decode.js';
 import { parseTranscript } from '../transcript/parse.js';
-import { readInput } from '../transcript/read-input.js';
+import { readStdin } from '../transcript/read-input.js';
 
 /** Exit status when the caller closed our stdout early: what a process killed by SIGPIPE reports. */
 const EXIT_STDOUT_CLOSED = signalExit('SIGPIPE');
@@ -44,13 +45,15 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
   });
   // cursor-agent's subcommands, a prompt on its command line, an interactive session: not ours to touch.
-  if (caller.positionals.length > 0 || caller.version || (process.stdin.isTTY && !caller.dryRun)) {
+  // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking, and readStdin reads it directly.
+  const stdinIsTty = isatty(0);
+  if (caller.positionals.length > 0 || caller.version || (stdinIsTty && !caller.dryRun)) {
     return passthrough(settings.agent, caller.agentArgs, process.env);
   }
-  if (process.stdin.isTTY) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
+  if (stdinIsTty) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
 
   const started = performance.now();
-  const conversation = parseTranscript(decodeInput(await readInput(process.stdin)));
+  const conversation = parseTranscript(decodeInput(await readStdin()));
   const givenWorkspace = caller.workspace ?? conversation.workspace;
   const workspace = resolveWorkspace(givenWorkspace ?? '.', process.cwd());
   const context: TurnContext = { caller, settings, env: process.env, workspace };
@@ -212,6 +215,9 @@ function execute(plan: Plan, settings: Settings): Promise<AgentRun> {
       if (!(await writeStdout(plan.callerFormat === 'json' ? `${run.tap.resultLine}\n` : `${run.tap.resultText ?? ''}\n`))) {
         run.stopped = 'stdout-closed';
       }
+    } else if (translate && run.stopped === null && run.tap.results === 0 && run.tap.oversizedLines > 0) {
+      // Never an answer silently lost: say why there is nothing to print.
+      process.stderr.write(`cursor-resume: cursor-agent's answer has a line over ${MAX_HELD_TAP_LINE / 1024 / 1024} MiB, too long to print as ${plan.callerFormat}; ask for --output-format stream-json to get it whole\n`);
     }
     return run;
   });

@@ -103,7 +103,11 @@ export class HelperClient {
 
   /** The anchor's branches, most recently updated first; an expired one comes once with ttlLeftMs <= 0. */
   async lookup(anchor: string): Promise<Branch[]> {
-    return (await this.request('lookup', { anchor })).branches;
+    const { branches } = await this.request('lookup', { anchor });
+    if (!Array.isArray(branches) || !branches.every(isBranch)) {
+      throw new HelperError('bad-reply', 'the helper answered the lookup with something that is not a list of branches');
+    }
+    return branches;
   }
 
   /** Leases a branch for this turn, for as long as this connection stays open or until record/release. */
@@ -255,6 +259,23 @@ export class HelperClient {
       pending.reject(error);
     }
   }
+}
+
+/** A branch as the run path relies on it: whatever else comes over the socket is a bad reply, never a crash. */
+function isBranch(value: unknown): value is Branch {
+  if (value === null || typeof value !== 'object') return false;
+  const b = value as Record<string, unknown>;
+  return (
+    typeof b.chatId === 'string' &&
+    typeof b.toolsFingerprint === 'string' &&
+    typeof b.known === 'string' &&
+    /^(?:[0-9a-f]{32})*$/.test(b.known) &&
+    typeof b.version === 'number' &&
+    typeof b.ttlLeftMs === 'number' &&
+    typeof b.updatedAt === 'number' &&
+    (b.state === 'ok' || b.state === 'unknown') &&
+    typeof b.leased === 'boolean'
+  );
 }
 
 export function isSameVersion(hello: Pick<HelloReply, 'protocol' | 'version'>): boolean {

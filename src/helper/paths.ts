@@ -110,6 +110,29 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
   return 'ok';
 }
 
+/**
+ * Looks at what sits at the socket path before anyone talks to it. A file owned by another
+ * user may be someone else's listener, waiting to read our hashes or steer our chats; a
+ * symbolic link may lead anywhere; a directory is never ours to remove. Returns why it is
+ * refused, or undefined when nothing is there or it may be ours.
+ */
+export function socketRefusal(paths: RuntimePaths, options: DirCheckOptions = {}): string | undefined {
+  const uid = options.uid ?? currentUid();
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(paths.socket);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return `cannot inspect the helper socket ${paths.socket}: ${(error as Error).message}. ${hint(paths)}`;
+  }
+  if (stat.uid !== uid) {
+    return `refusing the helper socket ${paths.socket}: it is owned by uid ${stat.uid}, not by you (uid ${uid}), so someone else may be listening there. Remove it, or ${hint(paths, true)}`;
+  }
+  if (stat.isSymbolicLink()) return `refusing the helper socket ${paths.socket}: it is a symbolic link, which may lead anywhere. Remove it, or ${hint(paths, true)}`;
+  if (stat.isDirectory()) return `${paths.socket} is a directory, not the helper's socket. Remove it, or ${hint(paths, true)}`;
+  return undefined;
+}
+
 function hint(paths: RuntimePaths, lowercase = false): string {
   const text = `Set CURSOR_RESUME_RUNTIME_DIR to a private directory of yours (runtime dir chosen by ${paths.source}).`;
   return lowercase ? text[0]!.toLowerCase() + text.slice(1) : text;

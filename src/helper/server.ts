@@ -112,7 +112,12 @@ interface Connection {
   /** Leases taken on this connection and not yet ended. */
   leases: number;
   closing: boolean;
+  /** performance.now() of its last bytes (or of its arrival). */
+  lastActive: number;
 }
+
+/** At the connection cap, a newcomer displaces a lease-less connection silent for this long rather than being refused. */
+const SHED_IDLE_MS = 2_000;
 
 export class HelperServer {
   readonly paths: RuntimePaths;
@@ -242,12 +247,18 @@ export class HelperServer {
       // A client vanishing mid-request (EPIPE, ECONNRESET) concerns that client only.
     });
     if (this.#closing) {
-      socket.end(errorReply(null, 'shutting-down', 'the helper is shutting down; connect again to start a new one'));
+      refuse(socket, errorReply(null, 'shutting-down', 'the helper is shutting down; connect again to start a new one'));
       return;
     }
     if (this.#connections.size >= this.#maxConnections) {
-      socket.end(errorReply(null, 'too-many-connections', `the helper serves at most ${this.#maxConnections} connections at once; try again shortly`));
-      return;
+      // Connections left open by someone else must not lock out real runs: the one silent
+      // longest, holding no lease, makes room (a client reconnects by itself when it needs to).
+      const idle = this.#longestIdle();
+      if (idle) idle.socket.destroy();
+      else {
+        refuse(socket, errorReply(null, 'too-many-connections', `the helper serves at most ${this.#maxConnections} connections at once; try again shortly`));
+        return;
+      }
     }
     const conn: Connection = {
       id: `c${++this.#nextConnection}-${randomUUID().slice(0, 8)}`,
@@ -255,6 +266,7 @@ export class HelperServer {
       reader: new LineReader(MAX_REQUEST_BYTES),
       leases: 0,
       closing: false,
+      lastActive: performance.now(),
     };
     this.#connections.add(conn);
     this.#idleSince = undefined;
@@ -263,8 +275,18 @@ export class HelperServer {
     this.#schedule(conn);
   }
 
+  #longestIdle(): Connection | undefined {
+    let oldest: Connection | undefined;
+    for (const conn of this.#connections) {
+      if (conn.leases > 0 || conn.closing || conn.socket.destroyed) continue;
+      if (!oldest || conn.lastActive < oldest.lastActive) oldest = conn;
+    }
+    return oldest && performance.now() - oldest.lastActive >= SHED_IDLE_MS ? oldest : undefined;
+  }
+
   #onData(conn: Connection, chunk: Buffer): void {
     if (conn.closing) return;
+    conn.lastActive = performance.now();
     const { lines, overflow } = conn.reader.push(chunk);
     for (const line of lines) {
       if (conn.closing) return;
@@ -403,6 +425,17 @@ export class HelperServer {
       limits: this.limits,
     };
   }
+}
+
+/**
+ * Sends a last error reply on a connection we will not serve, then lets go of it: a peer
+ * that never closes its side (half-open) must not keep one of our descriptors.
+ */
+function refuse(socket: net.Socket, reply: string): void {
+  // Read and drop what it sends: closing on unread bytes would reset the connection under the reply.
+  socket.resume();
+  socket.end(reply);
+  setTimeout(() => socket.destroy(), 1000).unref();
 }
 
 // ---- start lock ---------------------------------------------------------------

@@ -1,12 +1,6 @@
 import type { Message } from '../transcript/types.js';
 import { digest } from './hash.js';
 
-/** "cursor-acp/gpt-5" → "gpt-5": the anchor names the concrete Cursor model, not the provider's alias. */
-export function concreteModel(model: string): string {
-  const match = /^[A-Za-z0-9_.-]+\/(.+)$/.exec(model);
-  return match ? match[1]! : model;
-}
-
 /** The first user message with something in it: text that is not blank, or a file. */
 export function firstRealUserIndex(messages: ReadonlyArray<Message>): number {
   return messages.findIndex(

@@ -17,7 +17,13 @@ export function outputText(output: unknown): string {
     const { type, value } = output as { type: unknown; value: unknown };
     if ((type === 'text' || type === 'error-text') && typeof value === 'string') return value;
     if (type === 'content' && Array.isArray(value)) {
-      return value.map((item: { type?: unknown; text?: unknown }) => (typeof item.text === 'string' ? item.text : JSON.stringify(item))).join('\n');
+      // Items are the caller's JSON: any of them may be null or not an object at all.
+      return value
+        .map((item: unknown) => {
+          const text = item !== null && typeof item === 'object' ? (item as { text?: unknown }).text : undefined;
+          return typeof text === 'string' ? text : JSON.stringify(item ?? null);
+        })
+        .join('\n');
     }
     return JSON.stringify(value);
   }

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { concreteModel } from './model.js';
 import { TranscriptError } from './errors.js';
 import { MAX_FIELD_LENGTH } from './limits.js';
 import type { Conversation } from './types.js';
@@ -10,7 +11,11 @@ function describe(value: unknown): string {
 }
 
 // One wording for every type mismatch, in every schema: what was expected, and what came.
+// jitless: zod would compile a parser per object schema with new Function() on first use;
+// a run parses one transcript and exits, and the plain path is faster for it at every
+// size measured (10 to 10,000 messages; bench/scale.ts).
 z.config({
+  jitless: true,
   customError: (iss) => {
     if (iss.code !== 'invalid_type') return undefined;
     const expected = iss.expected === 'array' || iss.expected === 'object' ? `an ${iss.expected}` : `a ${iss.expected}`;
@@ -43,6 +48,10 @@ export function checkEnvelope(
     if (/[\u0000-\u001f\u007f]/.test(value)) throw new TranscriptError(`${key}: contains a control character`);
     if (key !== 'sessionId' && value.startsWith('-')) {
       throw new TranscriptError(`${key}: "${value}" begins with "-" and could be read as a flag; refused`);
+    }
+    // The argv gets the model without its provider prefix: "cursor-acp/--resume=x" would put "--resume=x" there.
+    if (key === 'model' && concreteModel(value).startsWith('-')) {
+      throw new TranscriptError(`model: "${value}" names a model beginning with "-" after its provider prefix, which could be read as a flag; refused`);
     }
     out[key] = value;
   }

@@ -1,0 +1,375 @@
+// The helper under fault and attack, seen from real turns (the built cursor-resume, the
+// stand-in cursor-agent): killed or stalled mid-turn, its socket deleted, its runtime dir
+// swapped for a symlink or opened to others, someone else's socket in its place, thousands
+// of connections left open, random bytes, half a request, other versions, a clock that
+// jumps. Whatever happens, the turn ends as cursor-agent's own and no turn is lost: the
+// next one resumes correctly or starts fresh with the whole conversation. (Protocol-level
+// faults on a bare helper are in helper.test.ts.)
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HelperClient } from '../../src/helper/client.js';
+import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
+import { VERSION } from '../../src/version.js';
+import { runCli, sandboxEnv } from '../support/cli.js';
+import { Conversation, STREAM_ARGS } from '../support/conversation.js';
+import { alive, cleanUp, entries, factsOf, forgetConversation, forgetEnv, helperPids, openFds, scratchDir, spawnCli, waitFor } from '../support/hardening.js';
+
+const envs: NodeJS.ProcessEnv[] = [];
+function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
+  envs.push(env);
+  return forgetEnv(env);
+}
+const conversation = (env: NodeJS.ProcessEnv): Conversation => forgetConversation(new Conversation(env));
+after(() => cleanUp(envs));
+
+const socketOf = (env: NodeJS.ProcessEnv): string => path.join(env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock');
+const VERBOSE = [...STREAM_ARGS, '--verbose'];
+
+/** The one helper of this world (one that was replaced gets a moment to notice and exit). */
+async function onlyHelper(env: NodeJS.ProcessEnv): Promise<number> {
+  await waitFor('exactly one helper', () => helperPids(env.CURSOR_RESUME_RUNTIME_DIR!).length === 1, 5000);
+  return helperPids(env.CURSOR_RESUME_RUNTIME_DIR!)[0]!;
+}
+
+/** A conversation one turn in, its chat recorded by the helper. */
+async function started(extra: NodeJS.ProcessEnv = {}): Promise<Conversation> {
+  const c = conversation(world(extra));
+  const t1 = await c.turn('remember: alpha');
+  assert.equal(t1.code, 0, t1.stderr);
+  assert.equal((await entries(c.env)).length, 1);
+  return c;
+}
+
+/** The next turn knows every fact: it resumed with only the new message, or went fresh with everything. */
+async function turnKnows(c: Conversation, text: string, facts: string[], expected?: 'resumes' | 'fresh', args?: string[]): Promise<{ stderr: string; resumed: boolean }> {
+  const t = await c.turn(text, args ? { args } : {});
+  assert.equal(t.code, 0, t.stderr);
+  const run = c.lastInvocation();
+  const resumed = run.argv.includes('--resume');
+  if (expected !== undefined) assert.equal(resumed ? 'resumes' : 'fresh', expected, `${run.argv.join(' ')}\n${t.stderr}`);
+  if (resumed) assert.equal(run.stdin, text, 'a resumed chat gets only the new message');
+  else for (const fact of facts.slice(0, -1)) assert.ok(run.stdin.includes(`USER: remember: ${fact}`), 'a fresh chat gets the whole conversation');
+  assert.deepEqual(factsOf(t.reply!), facts, 'the chat knows every fact, and only these');
+  return { stderr: t.stderr, resumed };
+}
+
+/** A listener of our own at `socketPath` that records what reaches it and answers as `reply` says (undefined: stall). */
+function fakeHelper(socketPath: string, reply: (request: { id: number; op: string }) => object | undefined | 'close'): Promise<{ server: net.Server; ops: string[]; connections: () => number }> {
+  const ops: string[] = [];
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections++;
+    let buffer = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
+        const request = JSON.parse(buffer.slice(0, nl)) as { id: number; op: string };
+        buffer = buffer.slice(nl + 1);
+        ops.push(request.op);
+        const answer = reply(request);
+        if (answer === 'close') socket.destroy();
+        else if (answer !== undefined) socket.write(`${JSON.stringify({ id: request.id, ok: true, ...answer })}\n`);
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(socketPath, () => resolve({ server, ops, connections: () => connections })));
+}
+const hello = (version = VERSION, protocol = PROTOCOL_VERSION) => ({ protocol, version, pid: process.pid, limits: {} });
+
+describe('the helper dies or stalls in the middle of a turn', () => {
+  test('killed (SIGKILL) while cursor-agent streams: the turn ends as cursor-agent\'s, the next starts fresh with everything', async () => {
+    const c = await started();
+    const pid = await onlyHelper(c.env);
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'slow=150' });
+    run.stdin!.end(c.body());
+    await new Promise((resolve) => run.stdout!.once('data', resolve));
+    process.kill(pid, 'SIGKILL');
+    const end = await run.closed;
+    assert.equal(end.code, 0, `the helper's death is not the turn's failure: ${run.output.stderr}`);
+    assert.equal(run.output.stderr, '');
+    assert.match(run.output.stdout, /"type":"result".*I remember: alpha; beta\./);
+    c.messages.push({ role: 'assistant', content: JSON.parse(run.output.stdout.trim().split('\n').at(-1)!).result });
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'fresh');
+    assert.equal(c.lastTrace().reason, 'no-entry', 'a new helper, an empty cache');
+    await onlyHelper(c.env);
+  });
+
+  test('stalled (SIGSTOP): the run replaces it and goes on; the stalled one exits once it runs again', async () => {
+    const c = await started();
+    const stalled = await onlyHelper(c.env);
+    process.kill(stalled, 'SIGSTOP');
+    try {
+      await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh');
+    } finally {
+      process.kill(stalled, 'SIGCONT');
+    }
+    await waitFor('the stalled helper to notice it was replaced and exit', () => !alive(stalled));
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma']);
+    assert.notEqual(await onlyHelper(c.env), stalled);
+  });
+
+  test('a helper that stops answering at the lease, or at the record: the turn still runs and ends as cursor-agent\'s', async () => {
+    // A real turn first, to learn the branch a helper would hand out for this conversation.
+    const c = await started();
+    const client = await HelperClient.connect(socketOf(c.env));
+    const [branch] = (await client.list()) as unknown as Array<{ anchor: string }>;
+    const branches = await client.lookup(branch!.anchor);
+    client.close();
+    await runCli(['helper', 'stop'], { env: c.env });
+
+    for (const stallAt of ['lease', 'record']) {
+      const fake = await fakeHelper(socketOf(c.env), (r) => {
+        if (r.op === 'hello') return hello();
+        if (r.op === 'lookup') return { branches: stallAt === 'lease' ? branches : [] };
+        return undefined; // never answers the lease, or the record
+      });
+      try {
+        const fact = stallAt === 'lease' ? 'beta' : 'gamma';
+        const { stderr } = await turnKnows(c, `remember: ${fact}`, stallAt === 'lease' ? ['alpha', 'beta'] : ['alpha', 'beta', 'gamma'], 'fresh', VERBOSE);
+        assert.match(stderr, new RegExp(`did not answer|failed on ${stallAt}`), stderr);
+        assert.ok(fake.ops.includes(stallAt), `${fake.ops.join(' ')}`);
+      } finally {
+        await new Promise((resolve) => fake.server.close(resolve));
+      }
+    }
+  });
+});
+
+describe('its socket and runtime dir tampered with', () => {
+  test('the socket file deleted while it runs: the next run starts a new helper, the old one exits by itself', async () => {
+    const c = await started();
+    const old = await onlyHelper(c.env);
+    fs.unlinkSync(socketOf(c.env));
+    await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh');
+    assert.equal(c.lastTrace().reason, 'no-entry');
+    await waitFor('the helper whose socket was deleted to exit', () => !alive(old));
+    assert.notEqual(await onlyHelper(c.env), old);
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
+  });
+
+  test('the runtime dir replaced by a symlink: refused, and whatever listens behind it hears nothing', async () => {
+    const c = await started();
+    const dir = c.env.CURSOR_RESUME_RUNTIME_DIR!;
+    const old = await onlyHelper(c.env);
+    fs.renameSync(dir, `${dir}.moved`);
+    const elsewhere = scratchDir('cr-hostile-');
+    const hostile = await fakeHelper(path.join(elsewhere, 'helper.sock'), () => hello());
+    fs.symlinkSync(elsewhere, dir);
+    try {
+      const { stderr } = await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh', VERBOSE);
+      assert.match(stderr, /symbolic link/);
+      assert.equal(c.lastTrace().reason, 'no-cache');
+      assert.equal(hostile.connections(), 0, 'nothing connected through the link');
+      const status = await runCli(['helper', 'status'], { env: c.env });
+      assert.equal(status.code, 1);
+      assert.match(status.stderr, /symbolic link/);
+    } finally {
+      await new Promise((resolve) => hostile.server.close(resolve));
+    }
+    await waitFor('the helper whose dir moved to exit', () => !alive(old));
+  });
+
+  test('the runtime dir opened to others while it runs is made private again, and the cache still serves', async () => {
+    const c = await started();
+    fs.chmodSync(c.env.CURSOR_RESUME_RUNTIME_DIR!, 0o777);
+    await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'resumes');
+    assert.equal((fs.statSync(c.env.CURSOR_RESUME_RUNTIME_DIR!).mode & 0o777).toString(8), '700');
+  });
+
+  test("another user's socket in its place is never spoken to", async (t) => {
+    if (process.getuid?.() !== 0) {
+      t.skip('needs root to hand a socket to another uid');
+      return;
+    }
+    const c = await started();
+    await runCli(['helper', 'stop'], { env: c.env });
+    const socket = socketOf(c.env);
+    const foreign = await fakeHelper(socket, () => hello());
+    fs.chownSync(socket, 12345, 12345);
+    try {
+      const { stderr } = await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh', VERBOSE);
+      assert.match(stderr, /owned by uid 12345, not by you/);
+      assert.equal(c.lastTrace().reason, 'no-cache');
+      assert.equal(foreign.connections(), 0, 'not one connection to it');
+      const status = await runCli(['helper', 'status'], { env: c.env });
+      assert.equal(status.code, 1);
+      assert.match(status.stderr, /owned by uid 12345/);
+      assert.ok(fs.existsSync(socket), 'and it is not ours to delete');
+    } finally {
+      await new Promise((resolve) => foreign.server.close(resolve));
+    }
+  });
+
+  test('a directory of ours, open to all, in the socket\'s place: refused with a clear reason, the turn runs fresh', async () => {
+    const c = await started();
+    await runCli(['helper', 'stop'], { env: c.env });
+    fs.mkdirSync(socketOf(c.env), { mode: 0o777 });
+    fs.chmodSync(socketOf(c.env), 0o777);
+    const { stderr } = await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh', VERBOSE);
+    assert.match(stderr, /helper\.sock is a directory, not the helper's socket/);
+    assert.equal(c.lastTrace().reason, 'no-cache');
+    assert.deepEqual(helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!), [], 'no helper started beside it');
+    fs.rmdirSync(socketOf(c.env));
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'fresh');
+  });
+});
+
+describe('hostile neighbours on the socket', () => {
+  test('3000 connections left open: no descriptor exhaustion, and real turns are still served', async () => {
+    const c = await started();
+    const pid = await onlyHelper(c.env);
+    const sockets: net.Socket[] = [];
+    try {
+      for (let batch = 0; batch < 30; batch++) {
+        await Promise.all(
+          Array.from({ length: 100 }, () =>
+            new Promise<void>((resolve) => {
+              // Half-open: it never closes its side, and never reads.
+              const s = net.createConnection({ path: socketOf(c.env), allowHalfOpen: true });
+              s.on('error', () => resolve());
+              s.on('connect', () => resolve());
+              sockets.push(s);
+            }),
+          ),
+        );
+      }
+      const fds = () => openFds(pid);
+      await waitFor('refused connections to be let go', () => fds() < 256 + 64, 10_000);
+      assert.ok(sockets.filter((s) => !s.destroyed).length > 2000, 'the other side still holds them all open');
+      // Those silent longest make room for a real client: the next turn resumes.
+      await sleep(2200);
+      await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'resumes');
+      assert.ok(fds() < 256 + 64, `${fds()} descriptors`);
+      assert.equal(await onlyHelper(c.env), pid, 'the same helper');
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
+  });
+
+  test('random bytes and half a request then silence: the helper serves real turns all along', async () => {
+    const c = await started();
+    const pid = await onlyHelper(c.env);
+    const junk = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        new Promise<net.Socket>((resolve) => {
+          const s = net.createConnection(socketOf(c.env));
+          s.on('error', () => {});
+          s.on('connect', () => {
+            // Random bytes, some with newlines (bad requests), some without (half lines); then silence.
+            s.write(i % 2 ? randomBytes(65_536) : randomBytes(4096).toString('base64'));
+            resolve(s);
+          });
+        }),
+      ),
+    );
+    const half = net.createConnection(socketOf(c.env));
+    half.on('error', () => {});
+    half.write(`{"id":1,"op":"record","record":{"anchor":"${'a'.repeat(32)}","chatId":"x`);
+    try {
+      await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'resumes');
+      await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
+      assert.equal(await onlyHelper(c.env), pid);
+      const kept = await entries(c.env);
+      assert.equal(kept.length, 1, 'nothing was added by the junk');
+    } finally {
+      for (const s of junk) s.destroy();
+      half.destroy();
+    }
+  });
+});
+
+describe('other versions', () => {
+  test('an older helper is asked to stop and replaced; one that will not stop, or answers nonsense, is gone around', async () => {
+    const c = await started();
+    await runCli(['helper', 'stop'], { env: c.env });
+    const socket = socketOf(c.env);
+
+    // Older, and it stops when asked: the run replaces it.
+    const older = await fakeHelper(socket, (r) => {
+      if (r.op === 'hello') return hello('0.0.1-old', 0);
+      if (r.op === 'shutdown') {
+        setImmediate(() => older.server.close());
+        return { stopping: true };
+      }
+      return undefined;
+    });
+    await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh');
+    assert.equal(c.lastTrace().reason, 'no-entry', 'a new helper of our version took over');
+    assert.ok(older.ops.includes('shutdown'));
+    await onlyHelper(c.env);
+    await runCli(['helper', 'stop'], { env: c.env });
+
+    // Older, and it will not stop: the run goes on without the cache.
+    const stubborn = await fakeHelper(socket, (r) => (r.op === 'hello' ? hello('9.9.9-other', 7) : r.op === 'shutdown' ? { stopping: true } : undefined));
+    try {
+      const { stderr } = await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'fresh', VERBOSE);
+      assert.match(stderr, /did not stop when asked/);
+      assert.equal(c.lastTrace().reason, 'no-cache');
+    } finally {
+      await new Promise((resolve) => stubborn.server.close(resolve));
+    }
+
+    // Our version, but its lookup is nonsense: refused as a bad reply, never a crash.
+    for (const branches of ['x', [{ chatId: 5 }], [null], [{ chatId: 'c', known: 'not hex' }]]) {
+      const odd = await fakeHelper(socket, (r) => (r.op === 'hello' ? hello() : r.op === 'lookup' ? { branches } : undefined));
+      try {
+        c.messages.push({ role: 'user', content: 'again' });
+        const t = await c.send({ args: VERBOSE });
+        assert.equal(t.code, 0, t.stderr);
+        assert.match(t.stderr, /not a list of branches/);
+        assert.equal(c.lastTrace().reason, 'no-cache');
+      } finally {
+        await new Promise((resolve) => odd.server.close(resolve));
+      }
+    }
+  });
+});
+
+describe('the clock changing', () => {
+  /** A preload that moves every wall clock (Date) of every process by the offset in a file, as a clock change would. */
+  function shiftedClock(): { env: NodeJS.ProcessEnv; set: (offsetMs: number) => void } {
+    const dir = scratchDir('cr-clock-');
+    const file = path.join(dir, 'offset');
+    const preload = path.join(dir, 'clock.mjs');
+    fs.writeFileSync(file, '0');
+    fs.writeFileSync(
+      preload,
+      `import { readFileSync } from 'node:fs';
+const RealDate = Date;
+const offset = () => { try { return Number(readFileSync(${JSON.stringify(file)}, 'utf8')) || 0; } catch { return 0; } };
+globalThis.Date = class extends RealDate {
+  constructor(...args) { if (args.length === 0) super(RealDate.now() + offset()); else super(...args); }
+  static now() { return RealDate.now() + offset(); }
+};
+`,
+    );
+    return { env: { NODE_OPTIONS: `--import=${preload}` }, set: (offsetMs) => fs.writeFileSync(file, String(offsetMs)) };
+  }
+
+  test('a jump of hours either way neither expires a chat nor keeps one alive: expiry runs on a monotonic clock', async () => {
+    const clock = shiftedClock();
+    const c = await started(clock.env);
+    const hour = 3_600_000;
+    clock.set(3 * hour);
+    await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'resumes');
+    clock.set(-3 * hour);
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
+
+    // And with a short life, a clock turned back a day does not keep an entry past it.
+    const short = shiftedClock();
+    const d = await started({ ...short.env, CURSOR_RESUME_TTL_MS: '1500' });
+    short.set(-24 * hour);
+    await sleep(2000);
+    await turnKnows(d, 'remember: beta', ['alpha', 'beta'], 'fresh');
+    assert.ok(['expired', 'no-entry'].includes(d.lastTrace().reason as string), String(d.lastTrace().reason));
+  });
+});

@@ -1,0 +1,171 @@
+// Bad input, through the built binary: every malformed or hostile transcript in
+// test/fixtures/bad/ (and a few too large to commit, generated here) is run as a real
+// turn with resume on. What the user sees (exit status, one line on stderr) is checked,
+// and that nothing ran, nothing started, and memory stayed bounded.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ROOT, sandboxEnv } from '../support/cli.js';
+import { STREAM_ARGS, readLog } from '../support/conversation.js';
+import { cleanUp, forgetEnv, measuredRun, scratchDir } from '../support/hardening.js';
+
+const DIR = join(ROOT, 'test', 'fixtures', 'bad');
+
+interface Expectation {
+  expect: 'refused' | 'accepted';
+  why: string;
+  message?: string;
+  prompt?: string | null;
+  promptStartsWith?: string;
+  argvIncludes?: [string, string];
+}
+const manifest = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as Record<string, Expectation>;
+
+/** Peak RSS of a run on a small input: node itself takes ~45 MiB. */
+const SMALL_INPUT_PEAK_MIB = 150;
+
+const envs: NodeJS.ProcessEnv[] = [];
+function world(): NodeJS.ProcessEnv {
+  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_STAND_IN_LOG: join(scratchDir('cr-log-'), 'agent.jsonl') });
+  envs.push(env);
+  return forgetEnv(env);
+}
+after(() => cleanUp(envs));
+
+/** Runs `jobs` at most `width` at a time (the machine has two cores; each job is a node process). */
+async function pool<T>(jobs: Array<() => Promise<T>>, width = 4): Promise<T[]> {
+  const results: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < jobs.length) {
+        const i = next++;
+        results[i] = await jobs[i]!();
+      }
+    }),
+  );
+  return results;
+}
+
+function assertRefused(r: { code: number | null; stdout: string; stderr: string }, env: NodeJS.ProcessEnv, message: RegExp | string, name: string): void {
+  assert.equal(r.code, 2, `${name}: exit 2 (stderr: ${r.stderr.slice(0, 300)})`);
+  assert.equal(r.stdout, '', `${name}: nothing on stdout`);
+  assert.match(r.stderr, /^cursor-resume: [^\n]+\n$/, `${name}: exactly one line on stderr, no stack trace`);
+  assert.doesNotMatch(r.stderr, /unexpected error/, name);
+  const line = r.stderr.slice('cursor-resume: '.length, -1);
+  if (typeof message === 'string') assert.match(line, new RegExp(message), name);
+  else assert.match(line, message, name);
+  assert.ok(line.length < 400, `${name}: a short line, whatever the input (${line.length} characters)`);
+  assert.deepEqual(readLog(env.CURSOR_STAND_IN_LOG!), [], `${name}: cursor-agent never ran`);
+  assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, `${name}: no helper was started`);
+}
+
+describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', () => {
+  const files = readdirSync(DIR).filter((f) => f !== 'manifest.json' && f !== 'README.md').sort();
+
+  test('the manifest covers every file, and the corpus is at least 30 strong', () => {
+    assert.deepEqual(Object.keys(manifest).sort(), files);
+    assert.ok(files.length >= 30, `${files.length} files`);
+    for (const [name, e] of Object.entries(manifest)) {
+      assert.ok(e.why, `${name} says what it tries`);
+      assert.ok(e.expect === 'accepted' || typeof e.message === 'string', `${name} names the message it expects`);
+    }
+  });
+
+  test('refused ones: exit 2, one clear line, nothing run, nothing started, memory bounded', async () => {
+    const refused = files.filter((f) => manifest[f]!.expect === 'refused');
+    const results = await pool(
+      refused.map((name) => async () => {
+        const env = world();
+        const r = await measuredRun(STREAM_ARGS, { env, input: readFileSync(join(DIR, name)) });
+        return { name, env, r };
+      }),
+    );
+    for (const { name, env, r } of results) {
+      assertRefused(r, env, manifest[name]!.message!, name);
+      assert.ok(r.peakMiB < SMALL_INPUT_PEAK_MIB, `${name}: peak RSS ${r.peakMiB} MiB`);
+    }
+  });
+
+  test('accepted ones: cursor-agent gets exactly the prompt they stand for', async () => {
+    const accepted = files.filter((f) => manifest[f]!.expect === 'accepted');
+    const results = await pool(
+      accepted.map((name) => async () => {
+        const env = world();
+        const r = await measuredRun(STREAM_ARGS, { env, input: readFileSync(join(DIR, name)) });
+        return { name, env, r };
+      }),
+    );
+    for (const { name, env, r } of results) {
+      const e = manifest[name]!;
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      const invocations = readLog(env.CURSOR_STAND_IN_LOG!).filter((l) => l.event === 'invoke');
+      assert.equal(invocations.length, 1, `${name}: cursor-agent ran once`);
+      const [run] = invocations;
+      if (typeof e.prompt === 'string') assert.equal(run!.stdin, e.prompt, name);
+      if (e.promptStartsWith) assert.ok(run!.stdin.startsWith(e.promptStartsWith), name);
+      if (e.argvIncludes) {
+        const at = run!.argv.indexOf(e.argvIncludes[0]);
+        assert.deepEqual(run!.argv.slice(at, at + 2), e.argvIncludes, name);
+      }
+      for (const [i, arg] of run!.argv.entries()) {
+        if (arg === '--resume') assert.match(run!.argv[i + 1]!, /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/, name);
+      }
+      assert.ok(r.peakMiB < SMALL_INPUT_PEAK_MIB, `${name}: peak RSS ${r.peakMiB} MiB`);
+    }
+  });
+});
+
+describe('inputs too large to commit, generated here', () => {
+  const MiB = 1024 * 1024;
+  /** `{"messages":[{"role":"user","content":"aaaa…"}]}` with `size` bytes of content, produced a MiB at a time. */
+  function* bigMessage(size: number): Iterable<Buffer> {
+    yield Buffer.from('{"messages":[{"role":"user","content":"');
+    const block = Buffer.alloc(MiB, 'a');
+    for (let sent = 0; sent < size; sent += MiB) yield sent + MiB <= size ? block : block.subarray(0, size - sent);
+    yield Buffer.from('"}]}');
+  }
+
+  test('a 100 MB stream is refused once it passes 64 MiB, without buffering the rest', async () => {
+    const env = world();
+    const r = await measuredRun(STREAM_ARGS, { env, input: () => bigMessage(100 * MiB) });
+    assertRefused(r, env, /^stdin: the transcript is larger than 64 MiB; nothing was run/, '100 MB');
+    assert.ok(r.peakMiB < 64 + 150, `peak RSS ${r.peakMiB} MiB: no more than the cap held`);
+  });
+
+  test('a 60 MB model name is refused, with memory proportionate to the input', async () => {
+    const env = world();
+    const input = Buffer.concat([Buffer.from('{"model":"'), Buffer.alloc(60 * MiB, 'm'), Buffer.from('","messages":[{"role":"user","content":"hi"}]}')]);
+    const r = await measuredRun(STREAM_ARGS, { env, input });
+    assertRefused(r, env, /^model: longer than 4096 characters$/, '60 MB model');
+    assert.ok(r.peakMiB < 500, `peak RSS ${r.peakMiB} MiB`);
+  });
+
+  test('100 000 levels of nesting are refused without overflowing the stack', async () => {
+    const env = world();
+    const n = 100_000;
+    const input = `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":${'['.repeat(n)}${']'.repeat(n)}}}]}`;
+    const r = await measuredRun(STREAM_ARGS, { env, input });
+    assertRefused(r, env, /^stdin: JSON nested deeper than 64 levels/, 'deep nesting');
+    assert.ok(r.peakMiB < SMALL_INPUT_PEAK_MIB, `peak RSS ${r.peakMiB} MiB`);
+  });
+
+  test('a 30 MB message, and 200 000 messages (too many for the cache to record), run whole in bounded memory', async () => {
+    const big = world();
+    const content = 'é'.repeat(15 * MiB);
+    const bigRun = await measuredRun(STREAM_ARGS, { env: big, input: JSON.stringify({ messages: [{ role: 'user', content }] }), keepStdout: 0 });
+    assert.equal(bigRun.code, 0, bigRun.stderr);
+    const [one] = readLog(big.CURSOR_STAND_IN_LOG!) as unknown as Array<{ promptBytes: number }>;
+    assert.equal(one!.promptBytes, Buffer.byteLength(`USER: ${content}`), 'the whole message reached cursor-agent');
+    assert.ok(bigRun.peakMiB < 500, `peak RSS ${bigRun.peakMiB} MiB for a 30 MB message`);
+
+    const many = world();
+    const messages = Array.from({ length: 200_000 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i}` }));
+    const manyRun = await measuredRun(STREAM_ARGS, { env: many, input: JSON.stringify({ messages }), keepStdout: 0 });
+    assert.equal(manyRun.code, 0, manyRun.stderr);
+    const [all] = readLog(many.CURSOR_STAND_IN_LOG!) as unknown as Array<{ promptBytes: number; prompt: string }>;
+    assert.ok(all!.prompt.endsWith('USER: message 199998\n\nASSISTANT: message 199999'), 'the last messages reached cursor-agent');
+    assert.ok(manyRun.peakMiB < 500, `peak RSS ${manyRun.peakMiB} MiB for 200 000 messages`);
+  });
+});

@@ -1,0 +1,150 @@
+// cursor-resume killed outright (SIGKILL: no handler runs) at each stage of a turn:
+// while it reads the transcript, once it holds the chat's lease but before cursor-agent
+// starts, while cursor-agent streams (slowly, or hanging), and while it records. Only
+// cursor-resume dies; whatever it started is orphaned, as in life. Whatever was left
+// behind, the next turn either resumes the right chat (its reply names every fact) or
+// starts fresh with the whole conversation; never a wrong entry, never a lost turn.
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { STAND_IN, sandboxEnv } from '../support/cli.js';
+import { Conversation, STREAM_ARGS } from '../support/conversation.js';
+import { cleanUp, factsOf, forgetConversation, forgetEnv, helperPids, killGroup, scratchDir, spawnCli, waitFor } from '../support/hardening.js';
+
+const envs: NodeJS.ProcessEnv[] = [];
+const groups: number[] = [];
+function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
+  envs.push(env);
+  return forgetEnv(env);
+}
+const conversation = (env: NodeJS.ProcessEnv): Conversation => forgetConversation(new Conversation(env));
+after(async () => {
+  for (const pid of groups) killGroup(pid);
+  await cleanUp(envs);
+});
+
+/** Starts the turn in `c` (its last message is the new one) and returns the running cursor-resume. */
+function startTurn(c: Conversation, mode?: string, input: string | null = c.body()): ReturnType<typeof spawnCli> {
+  const run = spawnCli(STREAM_ARGS, { ...c.env, ...(mode ? { CURSOR_STAND_IN_MODE: mode } : {}) });
+  groups.push(run.pid!);
+  if (input !== null) run.stdin!.end(input);
+  return run;
+}
+
+async function killed(run: ReturnType<typeof spawnCli>, mayHaveEnded = false): Promise<void> {
+  try {
+    process.kill(run.pid!, 'SIGKILL');
+  } catch (error) {
+    if (!mayHaveEnded) throw error;
+  }
+  const end = await run.closed;
+  if (!mayHaveEnded || end.signal !== null) assert.equal(end.signal, 'SIGKILL');
+}
+
+/**
+ * The caller tries again with one more message. Nothing may be lost: a resumed chat gets
+ * only that message and knows everything; a fresh one gets the whole conversation.
+ */
+async function nothingLost(c: Conversation, facts: string[]): Promise<'resumed' | 'fresh'> {
+  const t = await c.turn(`remember: ${facts.at(-1)}`);
+  assert.equal(t.code, 0, t.stderr);
+  const run = c.lastInvocation();
+  const resumed = run.argv.includes('--resume');
+  if (resumed) {
+    // Only what the chat has not seen: the new message (after any the chat never got).
+    assert.ok(run.stdin.endsWith(`remember: ${facts.at(-1)}`) && !/^(USER|ASSISTANT|SYSTEM):/m.test(run.stdin), run.stdin);
+    assert.doesNotMatch(t.reply!, /^Turn 1 /, 'a resumed chat has history');
+  } else {
+    for (const fact of facts) assert.ok(run.stdin.includes(`USER: remember: ${fact}`), `the whole conversation, with ${fact}`);
+  }
+  assert.deepEqual(factsOf(t.reply!), facts, 'the chat knows every fact, and only these');
+  await waitFor('one helper', () => helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!).length === 1);
+  return resumed ? 'resumed' : 'fresh';
+}
+
+describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
+  test('while it reads the transcript: nothing ran, and the same turn then resumes', async () => {
+    const c = conversation(world());
+    await c.turn('remember: alpha');
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const body = c.body();
+    const run = startTurn(c, undefined, null);
+    run.stdin!.write(body.slice(0, body.length >> 1));
+    await sleep(300);
+    await killed(run);
+    assert.equal(c.invocations().length, 1, 'cursor-agent never started');
+    c.messages.pop();
+    assert.equal(await nothingLost(c, ['alpha', 'beta']), 'resumed');
+  });
+
+  test('holding the lease, before cursor-agent starts: the chat is not taken as known, the next turn is fresh with everything', async () => {
+    // cursor-agent takes a moment to start: long enough to be killed in between.
+    const dir = scratchDir('cr-slowstart-');
+    const marker = join(dir, 'spawned');
+    const agent = join(dir, 'slow-start-agent.sh');
+    writeFileSync(agent, `#!/bin/bash\ntouch "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`);
+    chmodSync(agent, 0o755);
+    const c = conversation(world({ CURSOR_RESUME_AGENT: agent }));
+    await c.turn('remember: alpha');
+    rmSync(marker);
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const run = startTurn(c);
+    await waitFor('cursor-resume to start cursor-agent', () => existsSync(marker));
+    await killed(run);
+    await sleep(800); // the orphan starts, finds its reader gone, and stops
+    assert.equal(await nothingLost(c, ['alpha', 'beta', 'gamma']), 'fresh');
+    assert.equal(c.lastTrace().reason, 'interrupted');
+  });
+
+  for (const mode of ['slow=150', 'hang']) {
+    test(`while cursor-agent streams (${mode}), in a first turn and in a resumed one`, async () => {
+      // A first turn: nothing is recorded; the next starts fresh with everything.
+      const first = conversation(world());
+      first.messages.push({ role: 'user', content: 'remember: alpha' });
+      const run1 = startTurn(first, mode);
+      await new Promise((resolve) => run1.stdout!.once('data', resolve));
+      await killed(run1);
+      assert.equal(await nothingLost(first, ['alpha', 'beta']), 'fresh');
+      assert.equal(first.lastTrace().reason, 'no-entry');
+
+      // A resumed turn: its chat's last turn is unknown; the next starts fresh with everything.
+      const c = conversation(world());
+      await c.turn('remember: alpha');
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      const run2 = startTurn(c, mode);
+      await new Promise((resolve) => run2.stdout!.once('data', resolve));
+      await killed(run2);
+      assert.equal(await nothingLost(c, ['alpha', 'beta', 'gamma']), 'fresh');
+      assert.equal(c.lastTrace().reason, 'interrupted');
+    });
+  }
+
+  test('while it records (the helper held still meanwhile): the next turn resumes the right chat, or starts fresh with everything', async () => {
+    const outcomes: string[] = [];
+    for (const round of [0, 1]) {
+      const c = conversation(world());
+      await c.turn('remember: alpha');
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      const [helper] = helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!);
+      const run = startTurn(c, 'slow=100');
+      // Streaming: the chat is leased. The helper is held still, so the record will wait for it.
+      await new Promise((resolve) => run.stdout!.once('data', resolve));
+      process.kill(helper!, 'SIGSTOP');
+      try {
+        await waitFor('the answer to be complete', () => run.output.stdout.includes('"type":"result"'));
+        await sleep(round === 0 ? 20 : 200);
+        // cursor-resume dies waiting on its record (had it given up on the helper already, it has ended by itself).
+        await killed(run, true);
+      } finally {
+        process.kill(helper!, 'SIGCONT');
+      }
+      const result = JSON.parse(run.output.stdout.trim().split('\n').at(-1)!) as { result: string };
+      c.messages.push({ role: 'assistant', content: result.result });
+      outcomes.push(await nothingLost(c, ['alpha', 'beta', 'gamma']));
+    }
+    assert.ok(outcomes.every((o) => o === 'resumed' || o === 'fresh'), outcomes.join(', '));
+  });
+});

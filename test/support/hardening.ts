@@ -1,0 +1,260 @@
+// Tools for the hardening tests (test/e2e/hardening-*.test.ts): running the built
+// binary with its peak memory measured, capturing what cursor-agent printed, finding
+// and stopping the processes a test started, waiting without timing assertions.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BIN, STAND_IN, runCli, tempDir } from './cli.js';
+import type { Conversation } from './conversation.js';
+
+// ---- temp folders: some hold tens of MB (a 20 MB answer stored by the stand-in), so they go ----
+
+const scratch = new Set<string>();
+
+/** A temp folder that `cleanUp()` removes. */
+export function scratchDir(prefix: string): string {
+  const dir = tempDir(prefix);
+  scratch.add(dir);
+  return dir;
+}
+
+/** Marks the folders of a sandboxEnv() world for removal. */
+export function forgetEnv<T extends NodeJS.ProcessEnv>(env: T): T {
+  if (env.HOME) scratch.add(env.HOME);
+  if (env.CURSOR_STAND_IN_LOG) scratch.add(dirname(env.CURSOR_STAND_IN_LOG));
+  return env;
+}
+
+/** Marks a Conversation's folders (workspace, agent log, trace) for removal. */
+export function forgetConversation<T extends Conversation>(c: T): T {
+  for (const dir of [c.workspace, dirname(c.log), dirname(c.trace)]) scratch.add(dir);
+  return c;
+}
+
+/** Stops the worlds' helpers, then removes every folder marked above. */
+export async function cleanUp(envs: ReadonlyArray<NodeJS.ProcessEnv>): Promise<void> {
+  await stopHelpers(envs);
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+  scratch.clear();
+}
+
+export interface MeasuredRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Peak resident memory of the cursor-resume process, in MiB (GNU time's %M). */
+  peakMiB: number;
+}
+
+/**
+ * Runs the built cursor-resume under /usr/bin/time to learn its peak RSS. `input` may be a
+ * generator of chunks (a 100 MB stream is never held by the test); stdout is hashed and
+ * kept only up to `keepStdout` characters.
+ */
+export function measuredRun(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; input: string | Buffer | (() => Iterable<Buffer>); keepStdout?: number },
+): Promise<MeasuredRun & { stdoutBytes: number; stdoutSha256: string; stdoutTail: string }> {
+  const rssFile = join(scratchDir('cr-rss-'), 'rss');
+  // GNU time reports the exact peak; without it, the kernel's high-water mark is sampled until exit.
+  const gnuTime = existsSync('/usr/bin/time');
+  return new Promise((resolve, reject) => {
+    const child = gnuTime
+      ? spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, process.execPath, BIN, ...args], { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(process.execPath, [BIN, ...args], { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let sampledKiB = 0;
+    const sampler = gnuTime
+      ? undefined
+      : setInterval(() => {
+          try {
+            const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+            if (hwm) sampledKiB = Math.max(sampledKiB, Number(hwm[1]));
+          } catch {
+            // gone
+          }
+        }, 5);
+    const hash = createHash('sha256');
+    let stdout = '';
+    let stdoutBytes = 0;
+    let tail = Buffer.alloc(0);
+    let stderr = '';
+    const keep = options.keepStdout ?? 1 << 20;
+    child.stdout.on('data', (d: Buffer) => {
+      hash.update(d);
+      stdoutBytes += d.length;
+      if (stdout.length < keep) stdout += d.toString('utf8');
+      tail = Buffer.concat([tail, d]).subarray(-65536);
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.stdin.on('error', () => {
+      /* refused input: cursor-resume stops reading, which is what some tests check */
+    });
+    child.on('close', (code) => {
+      clearInterval(sampler);
+      const peakKiB = gnuTime ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1)) : sampledKiB;
+      resolve({ code, stdout, stderr, peakMiB: Math.round(peakKiB / 1024), stdoutBytes, stdoutSha256: hash.digest('hex'), stdoutTail: tail.toString('utf8') });
+    });
+    void feed(child, options.input);
+  });
+}
+
+async function feed(child: ChildProcess, input: string | Buffer | (() => Iterable<Buffer>)): Promise<void> {
+  const stdin = child.stdin!;
+  if (typeof input !== 'function') {
+    stdin.end(input);
+    return;
+  }
+  let closed = false;
+  let wake = (): void => {};
+  child.once('close', () => {
+    closed = true;
+    wake();
+  });
+  stdin.on('drain', () => wake());
+  for (const chunk of input()) {
+    if (closed || stdin.destroyed) return;
+    if (!stdin.write(chunk)) await new Promise<void>((resolve) => (wake = resolve));
+  }
+  stdin.end();
+}
+
+/**
+ * A cursor-agent that is the stand-in with its stdout hashed on the way (sha256 and byte
+ * count, one JSON line per invocation in `captures()`): proof that what the caller got is
+ * byte for byte what cursor-agent printed, at any size, without holding it. Signals are
+ * passed on and the stand-in's exit (status or signal) is its own.
+ */
+export function teeAgent(): { agent: string; captures: () => Array<{ argv: string[]; sha256: string; bytes: number }> } {
+  const dir = scratchDir('cr-tee-');
+  const agent = join(dir, 'tee-agent.mjs');
+  const out = join(dir, 'captures.jsonl');
+  writeFileSync(
+    agent,
+    `#!${process.execPath}
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+const argv = process.argv.slice(2);
+const child = spawn(${JSON.stringify(STAND_IN)}, argv, { stdio: ['inherit', 'pipe', 'inherit'] });
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+process.stdout.on('error', () => child.kill('SIGTERM'));
+const hash = createHash('sha256');
+let bytes = 0;
+child.stdout.on('data', (chunk) => {
+  hash.update(chunk);
+  bytes += chunk.length;
+  if (!process.stdout.write(chunk)) {
+    child.stdout.pause();
+    process.stdout.once('drain', () => child.stdout.resume());
+  }
+});
+child.on('close', (code, signal) => {
+  appendFileSync(${JSON.stringify(out)}, JSON.stringify({ argv, sha256: hash.digest('hex'), bytes }) + '\\n');
+  process.stdout.write('', () => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else process.exit(code ?? 1);
+  });
+});
+`,
+  );
+  chmodSync(agent, 0o755);
+  return {
+    agent,
+    captures: () => (existsSync(out) ? readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []),
+  };
+}
+
+export const sha256 = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex');
+
+/** Generous bounded wait for a condition: a test never asserts on timing, only on outcomes. */
+export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for: ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Helper processes serving `runtimeDir`, found through /proc (Linux). */
+export function helperPids(runtimeDir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (!/helper-server\.c?js/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) continue;
+      if (!alive(Number(entry))) continue;
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`CURSOR_RESUME_RUNTIME_DIR=${runtimeDir}`)) pids.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Running, not a zombie. */
+export function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+export function openFds(pid: number): number {
+  return readdirSync(`/proc/${pid}/fd`).length;
+}
+
+/** Stops every helper of these worlds: politely, then by pid (only helpers of those runtime dirs). */
+export async function stopHelpers(envs: ReadonlyArray<NodeJS.ProcessEnv>): Promise<void> {
+  await Promise.all(envs.map((env) => runCli(['helper', 'stop'], { env }).catch(() => undefined)));
+  for (const env of envs) {
+    for (const pid of helperPids(env.CURSOR_RESUME_RUNTIME_DIR!)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/** `cursor-resume inspect --json`: the helper's entries (an empty list when none runs). */
+export async function entries(env: NodeJS.ProcessEnv): Promise<Array<Record<string, unknown>>> {
+  const r = await runCli(['inspect', '--json'], { env });
+  if (r.code !== 0) return [];
+  const parsed = JSON.parse(r.stdout) as { entries?: Array<Record<string, unknown>> };
+  return parsed.entries ?? [];
+}
+
+/** The facts a stand-in reply names: "I remember: a; b." → ['a', 'b']. */
+export function factsOf(reply: string): string[] {
+  const m = /I remember: (.*?)\. This prompt was/.exec(reply);
+  return m ? m[1]!.split('; ') : [];
+}
+
+/** A spawned cursor-resume in its own process group, so a test can kill it alone and later clean up what it left. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess & { output: { stdout: string; stderr: string }; closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const output = { stdout: '', stderr: '' };
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (output.stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (output.stderr += d));
+  child.stdin!.on('error', () => {});
+  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  return Object.assign(child, { output, closed });
+}
+
+/** Kills whatever is left of a process group a test started (orphaned agents included). */
+export function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // nothing left
+  }
+}
