@@ -1,6 +1,6 @@
 // Runs the built binary as a user would: a real child process, stdin piped in.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +16,16 @@ export interface RunResult {
   stderr: string;
 }
 
+const made: string[] = [];
+// Each test file runs in its own process: its temp folders go when it ends.
+process.on('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = 'cr-test-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  made.push(dir);
+  return dir;
 }
 
 /** A private world for one test: runtime dir, config home, Cursor config dir, workspace. */
