@@ -6,20 +6,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
-import { Conversation, STREAM_ARGS, stopHelper } from '../support/conversation.js';
+import { Conversation, STREAM_ARGS } from '../support/conversation.js';
+import { worlds } from '../support/hardening.js';
 
-const envs: NodeJS.ProcessEnv[] = [];
-/** A private world (runtime dir, config home, ...) whose helper is stopped after the suite. */
-function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
-  envs.push(env);
-  return env;
-}
-after(async () => {
-  await Promise.all(envs.map(stopHelper));
-});
+const world = worlds();
 
 const ANSI = /\u001b\[/;
 const cli = (args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> => runCli(args, { env, ...(input !== undefined ? { input } : {}) });

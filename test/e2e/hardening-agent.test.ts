@@ -8,18 +8,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, describe, test } from 'node:test';
-import { BIN, sandboxEnv, type RunResult } from '../support/cli.js';
+import { BIN, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog } from '../support/conversation.js';
-import { cleanUp, entries, factsOf, forgetConversation, forgetEnv, measuredRun, sha256, teeAgent } from '../support/hardening.js';
+import { entries, factsOf, measuredRun, sha256, teeAgent, worlds } from '../support/hardening.js';
 
-const envs: NodeJS.ProcessEnv[] = [];
-function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
-  envs.push(env);
-  return forgetEnv(env);
-}
-const conversation = (env: NodeJS.ProcessEnv): Conversation => forgetConversation(new Conversation(env));
-after(() => cleanUp(envs));
+const world = worlds();
+const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
 
 function teeConversation(): { c: Conversation; tee: ReturnType<typeof teeAgent> } {
   const tee = teeAgent();

@@ -7,18 +7,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { runCli, sandboxEnv } from '../support/cli.js';
+import { runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { cleanUp, factsOf, forgetConversation, forgetEnv, helperPids, scratchDir, waitFor } from '../support/hardening.js';
+import { factsOf, helperPids, waitFor, worlds } from '../support/hardening.js';
 
-const envs: NodeJS.ProcessEnv[] = [];
-function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
-  envs.push(env);
-  return forgetEnv(env);
-}
-const conversation = (env: NodeJS.ProcessEnv): Conversation => forgetConversation(new Conversation(env));
-after(() => cleanUp(envs));
+const world = worlds();
+const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
 
 /** The turns stored in the stand-in's chat store for `chatId` (what Cursor itself holds). */
 function storedTurns(env: NodeJS.ProcessEnv, workspace: string, chatId: string): number {
@@ -29,7 +23,7 @@ function storedTurns(env: NodeJS.ProcessEnv, workspace: string, chatId: string):
 describe('concurrency', () => {
   test('eight conversations at once, three turns each: every one keeps its own chat, with no cross-talk', async () => {
     const env = world();
-    const workspace = scratchDir('cr-ws-');
+    const workspace = tempDir('cr-ws-');
     // One workspace, one model, one helper: only the conversations themselves tell them apart.
     const conversations = Array.from({ length: 8 }, () => {
       const c = conversation(env);

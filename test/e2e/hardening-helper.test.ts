@@ -10,23 +10,17 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
 import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { VERSION } from '../../src/version.js';
-import { runCli, sandboxEnv } from '../support/cli.js';
+import { runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { alive, cleanUp, entries, factsOf, forgetConversation, forgetEnv, helperPids, openFds, scratchDir, spawnCli, waitFor } from '../support/hardening.js';
+import { alive, entries, factsOf, helperPids, openFds, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
-const envs: NodeJS.ProcessEnv[] = [];
-function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
-  envs.push(env);
-  return forgetEnv(env);
-}
-const conversation = (env: NodeJS.ProcessEnv): Conversation => forgetConversation(new Conversation(env));
-after(() => cleanUp(envs));
+const world = worlds();
+const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
 
 const socketOf = (env: NodeJS.ProcessEnv): string => path.join(env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock');
 const VERBOSE = [...STREAM_ARGS, '--verbose'];
@@ -160,7 +154,7 @@ describe('its socket and runtime dir tampered with', () => {
     const dir = c.env.CURSOR_RESUME_RUNTIME_DIR!;
     const old = await onlyHelper(c.env);
     fs.renameSync(dir, `${dir}.moved`);
-    const elsewhere = scratchDir('cr-hostile-');
+    const elsewhere = tempDir('cr-hostile-');
     const hostile = await fakeHelper(path.join(elsewhere, 'helper.sock'), () => hello());
     fs.symlinkSync(elsewhere, dir);
     try {
@@ -337,7 +331,7 @@ describe('other versions', () => {
 describe('the clock changing', () => {
   /** A preload that moves every wall clock (Date) of every process by the offset in a file, as a clock change would. */
   function shiftedClock(): { env: NodeJS.ProcessEnv; set: (offsetMs: number) => void } {
-    const dir = scratchDir('cr-clock-');
+    const dir = tempDir('cr-clock-');
     const file = path.join(dir, 'offset');
     const preload = path.join(dir, 'clock.mjs');
     fs.writeFileSync(file, '0');

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { ROOT, sandboxEnv } from '../support/cli.js';
+import { describe, test } from 'node:test';
+import { ROOT, tempDir } from '../support/cli.js';
 import { STREAM_ARGS, readLog } from '../support/conversation.js';
-import { cleanUp, forgetEnv, measuredRun, scratchDir } from '../support/hardening.js';
+import { measuredRun, worlds } from '../support/hardening.js';
 
 const DIR = join(ROOT, 'test', 'fixtures', 'bad');
 
@@ -25,13 +25,8 @@ const manifest = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as
 /** Peak RSS of a run on a small input: node itself takes ~45 MiB. */
 const SMALL_INPUT_PEAK_MIB = 150;
 
-const envs: NodeJS.ProcessEnv[] = [];
-function world(): NodeJS.ProcessEnv {
-  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_STAND_IN_LOG: join(scratchDir('cr-log-'), 'agent.jsonl') });
-  envs.push(env);
-  return forgetEnv(env);
-}
-after(() => cleanUp(envs));
+const newWorld = worlds();
+const world = (): NodeJS.ProcessEnv => newWorld({ CURSOR_STAND_IN_LOG: join(tempDir('cr-log-'), 'agent.jsonl') });
 
 /** Runs `jobs` at most `width` at a time (the machine has two cores; each job is a node process). */
 async function pool<T>(jobs: Array<() => Promise<T>>, width = 4): Promise<T[]> {

@@ -9,21 +9,15 @@ import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STAND_IN, sandboxEnv } from '../support/cli.js';
+import { STAND_IN, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { cleanUp, factsOf, forgetConversation, forgetEnv, helperPids, killGroup, scratchDir, spawnCli, waitFor } from '../support/hardening.js';
+import { factsOf, helperPids, killGroup, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
-const envs: NodeJS.ProcessEnv[] = [];
 const groups: number[] = [];
-function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
-  envs.push(env);
-  return forgetEnv(env);
-}
-const conversation = (env: NodeJS.ProcessEnv): Conversation => forgetConversation(new Conversation(env));
+const world = worlds();
+const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
 after(async () => {
   for (const pid of groups) killGroup(pid);
-  await cleanUp(envs);
 });
 
 /** Starts the turn in `c` (its last message is the new one) and returns the running cursor-resume. */
@@ -82,7 +76,7 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
 
   test('holding the lease, before cursor-agent starts: the chat is not taken as known, the next turn is fresh with everything', async () => {
     // cursor-agent takes a moment to start: long enough to be killed in between.
-    const dir = scratchDir('cr-slowstart-');
+    const dir = tempDir('cr-slowstart-');
     const marker = join(dir, 'spawned');
     const agent = join(dir, 'slow-start-agent.sh');
     writeFileSync(agent, `#!/bin/bash\ntouch "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`);

@@ -7,19 +7,12 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import net from 'node:net';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import { BIN, STAND_IN, runCli, sandboxEnv, tempDir } from '../support/cli.js';
-import { Conversation, STREAM_ARGS, readLog, resultOf, stopHelper } from '../support/conversation.js';
+import { describe, test } from 'node:test';
+import { BIN, STAND_IN, runCli, tempDir } from '../support/cli.js';
+import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
+import { worlds } from '../support/hardening.js';
 
-const envs: NodeJS.ProcessEnv[] = [];
-function world(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
-  envs.push(env);
-  return env;
-}
-after(async () => {
-  await Promise.all(envs.map(stopHelper));
-});
+const world = worlds();
 
 const chatDir = (c: Conversation, chatId: string): string =>
   join(c.env.CURSOR_CONFIG_DIR!, 'chats', createHash('md5').update(c.workspace).digest('hex'), chatId);

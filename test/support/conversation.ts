@@ -83,8 +83,3 @@ export class Conversation {
     return this.traces().at(-1)!;
   }
 }
-
-/** Stops the helper of a test's runtime dir, so no daemon outlives the suite. */
-export async function stopHelper(env: NodeJS.ProcessEnv): Promise<void> {
-  await runCli(['helper', 'stop'], { env });
-}

@@ -4,42 +4,11 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BIN, STAND_IN, runCli, tempDir } from './cli.js';
-import type { Conversation } from './conversation.js';
-
-// ---- temp folders: some hold tens of MB (a 20 MB answer stored by the stand-in), so they go ----
-
-const scratch = new Set<string>();
-
-/** A temp folder that `cleanUp()` removes. */
-export function scratchDir(prefix: string): string {
-  const dir = tempDir(prefix);
-  scratch.add(dir);
-  return dir;
-}
-
-/** Marks the folders of a sandboxEnv() world for removal. */
-export function forgetEnv<T extends NodeJS.ProcessEnv>(env: T): T {
-  if (env.HOME) scratch.add(env.HOME);
-  if (env.CURSOR_STAND_IN_LOG) scratch.add(dirname(env.CURSOR_STAND_IN_LOG));
-  return env;
-}
-
-/** Marks a Conversation's folders (workspace, agent log, trace) for removal. */
-export function forgetConversation<T extends Conversation>(c: T): T {
-  for (const dir of [c.workspace, dirname(c.log), dirname(c.trace)]) scratch.add(dir);
-  return c;
-}
-
-/** Stops the worlds' helpers, then removes every folder marked above. */
-export async function cleanUp(envs: ReadonlyArray<NodeJS.ProcessEnv>): Promise<void> {
-  await stopHelpers(envs);
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-  scratch.clear();
-}
+import { BIN, STAND_IN, runCli, sandboxEnv, tempDir } from './cli.js';
 
 export interface MeasuredRun {
   code: number | null;
@@ -58,7 +27,7 @@ export function measuredRun(
   args: string[],
   options: { env: NodeJS.ProcessEnv; input: string | Buffer | (() => Iterable<Buffer>); keepStdout?: number },
 ): Promise<MeasuredRun & { stdoutBytes: number; stdoutSha256: string; stdoutTail: string }> {
-  const rssFile = join(scratchDir('cr-rss-'), 'rss');
+  const rssFile = join(tempDir('cr-rss-'), 'rss');
   // GNU time reports the exact peak; without it, the kernel's high-water mark is sampled until exit.
   const gnuTime = existsSync('/usr/bin/time');
   return new Promise((resolve, reject) => {
@@ -129,7 +98,7 @@ async function feed(child: ChildProcess, input: string | Buffer | (() => Iterabl
  * passed on and the stand-in's exit (status or signal) is its own.
  */
 export function teeAgent(): { agent: string; captures: () => Array<{ argv: string[]; sha256: string; bytes: number }> } {
-  const dir = scratchDir('cr-tee-');
+  const dir = tempDir('cr-tee-');
   const agent = join(dir, 'tee-agent.mjs');
   const out = join(dir, 'captures.jsonl');
   writeFileSync(
@@ -211,6 +180,20 @@ export function openFds(pid: number): number {
 }
 
 /** Stops every helper of these worlds: politely, then by pid (only helpers of those runtime dirs). */
+/**
+ * Private worlds for one test file, resume on: their helpers are stopped (killed if
+ * they will not stop) when the file's tests end; cli.ts removes their folders at exit.
+ */
+export function worlds(): (extra?: NodeJS.ProcessEnv) => NodeJS.ProcessEnv {
+  const envs: NodeJS.ProcessEnv[] = [];
+  after(() => stopHelpers(envs));
+  return (extra = {}) => {
+    const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', ...extra });
+    envs.push(env);
+    return env;
+  };
+}
+
 export async function stopHelpers(envs: ReadonlyArray<NodeJS.ProcessEnv>): Promise<void> {
   await Promise.all(envs.map((env) => runCli(['helper', 'stop'], { env }).catch(() => undefined)));
   for (const env of envs) {
