@@ -19,6 +19,14 @@ function compilable(pattern: string): boolean {
   }
 }
 
+/** A whole number from 1 up to a limit of the seed's, which may be lowered, never raised. */
+const seedLimit = (max: number) =>
+  z.number('must be a number').check(
+    z.int('must be a whole number'),
+    z.gte(1, 'must be at least 1'),
+    z.lte(max, `must be at most ${max}: the limit may be lowered, never raised`),
+  );
+
 /** Every setting: its type, its default, the environment variable that overrides it. */
 export const SETTINGS = {
   agent: {
@@ -55,21 +63,13 @@ export const SETTINGS = {
     help: 'when new messages cannot be sent as text (an image, a file): start a fresh chat, or resume with the full prompt',
   },
   ttlMinutes: {
-    schema: z.number('must be a number').check(
-      z.int('must be a whole number'),
-      z.gte(1, 'must be at least 1'),
-      z.lte(SEED_TTL_MINUTES, `must be at most ${SEED_TTL_MINUTES}: the limit may be lowered, never raised`),
-    ),
+    schema: seedLimit(SEED_TTL_MINUTES),
     default: SEED_TTL_MINUTES,
     env: undefined,
     help: `how long a chat stays resumable, in minutes (1 to ${SEED_TTL_MINUTES}: may be lowered, never raised)`,
   },
   maxEntries: {
-    schema: z.number('must be a number').check(
-      z.int('must be a whole number'),
-      z.gte(1, 'must be at least 1'),
-      z.lte(SEED_MAX_ENTRIES, `must be at most ${SEED_MAX_ENTRIES}: the limit may be lowered, never raised`),
-    ),
+    schema: seedLimit(SEED_MAX_ENTRIES),
     default: SEED_MAX_ENTRIES,
     env: undefined,
     help: `how many branches the helper keeps (1 to ${SEED_MAX_ENTRIES}: may be lowered, never raised)`,
