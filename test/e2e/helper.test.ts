@@ -13,13 +13,13 @@ import { HelperClient } from '../../src/helper/client.js';
 import { connectHelper, stopHelper } from '../../src/helper/launcher.js';
 import { ensureRuntimeDir, runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
-import type { RecordRequest } from '../../src/helper/protocol.js';
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
 import { BIN, ROOT, sandboxEnv, tempDir } from '../support/cli.js';
+import { ANCHOR, sampleRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper-server.js');
-const A = 'a'.repeat(32);
+const A = ANCHOR;
 const B = 'b'.repeat(32);
 
 // ---- driving the CLI ------------------------------------------------------------
@@ -118,19 +118,7 @@ async function connected(w: World, start = true): Promise<HelperClient> {
   return result.client;
 }
 
-function record(overrides: Partial<RecordRequest> = {}): RecordRequest {
-  return {
-    anchor: A,
-    chatId: 'chat-1',
-    toolsFingerprint: 'f'.repeat(32),
-    workspace: '/work/project',
-    model: 'gpt-5',
-    known: 'c'.repeat(64),
-    baseVersion: null,
-    savedBytes: 0,
-    ...overrides,
-  };
-}
+const record = sampleRecord;
 
 /** A raw connection: send bytes, collect everything until the helper closes it. */
 function raw(socketPath: string): Promise<{ socket: net.Socket; received: Promise<string> }> {

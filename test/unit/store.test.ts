@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BranchStore, MAX_ENTRIES, MAX_TTL_MS, clampLimits } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
+import { ANCHOR, DIGEST, sampleRecord } from '../support/records.js';
 
-const A = 'a'.repeat(32);
+const A = ANCHOR;
 const B = 'b'.repeat(32);
-const DIGEST = 'c'.repeat(32);
 
 function clocked(options: StoreOptions = {}) {
   const clock = { now: 1000 };
@@ -14,19 +14,7 @@ function clocked(options: StoreOptions = {}) {
   return { store, clock };
 }
 
-function rec(overrides: Partial<RecordInput> = {}): RecordInput {
-  return {
-    anchor: A,
-    chatId: 'chat-1',
-    toolsFingerprint: 'f'.repeat(32),
-    workspace: '/work/project',
-    model: 'gpt-5',
-    known: DIGEST.repeat(2),
-    baseVersion: null,
-    savedBytes: 0,
-    ...overrides,
-  };
-}
+const rec = sampleRecord;
 
 function recorded(store: BranchStore, input: RecordInput, holder?: string) {
   const result = store.record(input, holder);
