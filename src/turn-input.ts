@@ -1,9 +1,12 @@
-// What `inspect --transcript` and `simulate` need to plan a turn exactly as a run
-// does, without stdin being the transcript: reading one from a file, and the
-// TurnContext a run would build for it (workspace resolved the same way).
+// What a run, `inspect --transcript` and `simulate` share to plan a turn the same
+// way: reading a transcript from a file, the TurnContext a run builds for it
+// (workspace resolved the same way), and the chat-store check before a resume.
 import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { missingChats } from './agent/chat-store.js';
 import { parseCallerArgs, UsageError, type CallerArgs } from './agent/argv.js';
 import { resolveWorkspace } from './agent/workspace.js';
+import type { Branch } from './cache/types.js';
 import type { Settings } from './config.js';
 import type { TurnContext } from './plan.js';
 import { decodeInput } from './transcript/decode.js';
@@ -76,4 +79,10 @@ export function contextFor(
   const workspace = resolveWorkspace(given ?? '.', cwd);
   const workspaceFrom: WorkspaceSource = caller.workspace !== undefined ? 'flag' : conversation.workspace !== undefined ? 'transcript' : 'current directory';
   return { context: { caller, settings, env, workspace }, given, workspaceFrom };
+}
+
+/** The known chats Cursor no longer has (the silent-fresh trap), looked up under the real and the given workspace path. */
+export function goneChats(context: TurnContext, given: string | undefined, branches: ReadonlyArray<Branch> | null): Set<string> {
+  if (!branches || branches.length === 0) return new Set();
+  return missingChats(context.env, [context.workspace, resolve(given ?? '.')], branches.map((b) => b.chatId));
 }

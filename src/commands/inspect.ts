@@ -4,10 +4,8 @@
 // analyzeTurn/planTurn as a run, with the same cache lookup (through a running
 // helper, starting none) and the same chat-store check, so it cannot disagree.
 // Message text shown comes only from the given transcript: the cache has none.
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../agent/argv.js';
-import { missingChats } from '../agent/chat-store.js';
 import type { Branch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { findingEnv, helperEnv } from '../helper-env.js';
@@ -34,7 +32,7 @@ import type { Analysis, BranchCheck } from '../resume/decide.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
 import type { Message } from '../transcript/types.js';
-import { contextFor, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn-input.js';
+import { contextFor, goneChats, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn-input.js';
 
 interface InspectOptions {
   transcript?: string;
@@ -228,10 +226,7 @@ async function explain(file: string, options: InspectOptions, rest: string[], se
 
   const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, settings) : notAsked(analysis, context.caller.callerResume);
   // As a run does: chats gone from Cursor's store are not resumed.
-  const missing =
-    cache.branches && cache.branches.length > 0
-      ? missingChats(process.env, [context.workspace, resolve(given ?? '.')], cache.branches.map((b) => b.chatId))
-      : new Set<string>();
+  const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
   const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, cache, plan, missing);
   if (options.json) printJson(view);

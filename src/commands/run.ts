@@ -2,20 +2,18 @@
 // its plan). Everything the cache touches is best-effort: if the helper cannot be
 // reached the turn runs as a fresh chat with the whole conversation, correctly.
 import { appendFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { isatty } from 'node:tty';
 import { parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
-import { missingChats } from '../agent/chat-store.js';
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
 import { MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
-import { resolveWorkspace } from '../agent/workspace.js';
 import type { Branch, Outcome } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
 import { connectHelper } from '../helper/launcher.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type TurnContext } from '../plan.js';
+import { contextFor, goneChats } from '../turn-input.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
@@ -54,9 +52,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   const started = performance.now();
   const conversation = parseTranscript(decodeInput(await readStdin()));
-  const givenWorkspace = caller.workspace ?? conversation.workspace;
-  const workspace = resolveWorkspace(givenWorkspace ?? '.', process.cwd());
-  const context: TurnContext = { caller, settings, env: process.env, workspace };
+  const { context, given } = contextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
@@ -82,9 +78,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
       if (branches === null) say(`running without the cache: ${connected.reason}`);
     }
   }
-  const missing = branches && branches.length > 0
-    ? missingChats(process.env, [workspace, resolve(givenWorkspace ?? '.')], branches.map((b) => b.chatId))
-    : new Set<string>();
+  const missing = goneChats(context, given, branches);
   let plan = planTurn(analysis, context, { branches, missingChats: missing });
 
   if (caller.dryRun) {
