@@ -398,11 +398,15 @@ test('many connections at once: extras are refused politely and the helper keeps
   const sockets: Awaited<ReturnType<typeof raw>>[] = [];
   // In batches: a Unix socket's accept backlog refuses (EAGAIN) a burst larger than it.
   for (let batch = 0; batch < 6; batch++) sockets.push(...(await Promise.all(Array.from({ length: 100 }, () => rawPatient(w.socket)))));
-  await sleep(100);
-  const closedEarly = sockets.filter((s) => s.socket.destroyed || s.socket.readyState !== 'open');
-  assert.ok(closedEarly.length >= 600 - 255, `extras beyond the limit are closed (${closedEarly.length})`);
-  const refusal = firstReply(await closedEarly[0]!.received);
-  assert.equal(refusal.error!.code, 'too-many-connections');
+  // A connect() completes in the kernel's backlog before the helper accepts it, so the
+  // refusals arrive over time on a busy machine: wait for them rather than for a fixed while.
+  const closed = () => sockets.filter((s) => s.socket.destroyed || s.socket.readyState !== 'open');
+  await waitFor(`at least ${600 - 255} extras beyond the limit to be closed`, () => closed().length >= 600 - 255, 15_000);
+  const replies = await Promise.all(closed().map((s) => s.received));
+  // A refused extra is told why. (One closed with no reply was shed as idle: the burst outlasted SHED_IDLE_MS.)
+  const refusals = replies.filter((text) => text !== '').map((text) => firstReply(text).error?.code);
+  assert.ok(refusals.length > 0, 'the extras are refused with a reply');
+  assert.deepEqual(new Set(refusals), new Set(['too-many-connections']));
   for (const s of sockets) s.socket.destroy();
   assert.equal((await client.stats()).pid, client.server!.pid, 'the connection opened before still works');
   await waitFor('the extra connections to be gone', async () => (await client.stats()).connections === 1);
