@@ -9,7 +9,6 @@
 //   dist/helper/helper-server.js  the helper daemon: one self-contained CommonJS file (its own
 //                                 package.json says so), which starts about 15 ms sooner than
 //                                 an ES module, and a run that starts the helper waits for it
-//   dist/helper-server.js         the same, for whoever starts the helper by its former name
 //   dist/stand-in/cursor-agent.js the test stand-in, self-contained
 // program.js is a separate bundle with its own copies of the modules it shares with cli.cjs,
 // so nothing may depend on the two sharing a class or a module's state (cli.ts tells our
@@ -92,5 +91,4 @@ await Promise.all([
 ]);
 await Promise.all([cheapBuiltinImports('dist/cli.cjs'), cheapBuiltinImports('dist/helper/helper-server.js')]);
 await writeFile('dist/helper/package.json', '{ "type": "commonjs" }\n');
-await writeFile('dist/helper-server.js', "// The helper daemon is dist/helper/helper-server.js (CommonJS); this name still starts it.\nimport './helper/helper-server.js';\n");
 await chmod('dist/stand-in/cursor-agent.js', 0o755);

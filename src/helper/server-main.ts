@@ -1,4 +1,4 @@
-// Entry of the helper daemon (bundled to dist/helper-server.js and started
+// Entry of the helper daemon (bundled to dist/helper/helper-server.js and started
 // detached by the launcher). Exits 0 when it served and stopped, or when another
 // helper already answers; 1 when it could not start. Its stdio is ignored and it
 // writes nothing to disk but its socket and, for a moment, the start lock.

@@ -18,7 +18,7 @@ import { VERSION } from '../../src/version.js';
 import { BIN, ROOT, sandboxEnv, tempDir } from '../support/cli.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
-const SERVER = path.join(ROOT, 'dist', 'helper-server.js');
+const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
 const A = ANCHOR;
 const B = 'b'.repeat(32);
 
