@@ -2,7 +2,11 @@
 //   dist/cli.cjs                  the CLI and the whole run path in ONE CommonJS file. A turn
 //                                 then resolves and compiles one file, and Node never starts its
 //                                 ES module loader: about 10 ms less per turn than ES modules in
-//                                 six chunks. bin/ is CommonJS (bin/package.json) to load it.
+//                                 six chunks.
+//   dist/cli.cjs.cache            V8's code cache of cli.cjs, taken from a real turn
+//                                 (scripts/code-cache.mjs): about 10 ms less again
+//   dist/boot.cjs                 loads cli.cjs with that cache; bin/ (CommonJS, see
+//                                 bin/package.json) requires it
 //   dist/program.js (+ chunks)    our subcommands and --help (commander, chalk, conf), ES modules,
 //                                 imported by cli.cjs only when one of them runs
 //   dist/execa.js                 execa, for handing cursor-agent's own subcommands over
@@ -74,21 +78,37 @@ const esm = {
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 };
 
+/**
+ * cli.cjs is compiled by boot.cjs (vm), where an import() needs an experimental hook and,
+ * with a code cache, fails on Node 20: its imports of the files beside it call the
+ * __importBeside that boot.cjs hands it instead.
+ */
+async function importsThroughBoot(file) {
+  const text = (await readFile(file, 'utf8')).replace(/\bimport\((?="\.\/)/g, '__importBeside(');
+  const left = /\bimport\(/.exec(text);
+  if (left) throw new Error(`${file} still has an import() boot.cjs cannot serve, at offset ${left.index}`);
+  await writeFile(file, text);
+}
+
+// cli.cjs and boot.cjs find the files beside them through import.meta.url.
+const cjsWithUrl = {
+  ...cjs,
+  outExtension: { '.js': '.cjs' },
+  define: { 'import.meta.url': '__import_meta_url' },
+  banner: { js: `${cjs.banner.js}\nconst __import_meta_url = require('node:url').pathToFileURL(__filename).href;` },
+};
+
 await rm('dist', { recursive: true, force: true });
 await Promise.all([
-  build({
-    ...cjs,
-    entryPoints: { cli: 'src/cli.ts' },
-    outExtension: { '.js': '.cjs' },
-    plugins: [lazyFromCli],
-    // The launcher finds the helper beside its own file through import.meta.url.
-    define: { 'import.meta.url': '__import_meta_url' },
-    banner: { js: `${cjs.banner.js}\nconst __import_meta_url = require('node:url').pathToFileURL(__filename).href;` },
-  }),
+  build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli] }),
+  build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
   build({ ...esm, entryPoints: { program: 'src/program.ts', execa: 'node_modules/execa/index.js' }, splitting: true }),
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
   build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
 ]);
 await Promise.all([cheapBuiltinImports('dist/cli.cjs'), cheapBuiltinImports('dist/helper/helper-server.js')]);
+await importsThroughBoot('dist/cli.cjs');
 await writeFile('dist/helper/package.json', '{ "type": "commonjs" }\n');
 await chmod('dist/stand-in/cursor-agent.js', 0o755);
+// Last: the cache must be made of cli.cjs exactly as it ships.
+await import('./code-cache.mjs');

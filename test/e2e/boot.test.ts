@@ -1,0 +1,111 @@
+// The code cache (dist/cli.cjs.cache) only saves time: whatever state it is in, every
+// kind of run behaves exactly as it does with the cache the build made. Each test works
+// on its own copy of bin/ and dist/, started through a probe that reports how the cache
+// was taken.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ROOT, sandboxEnv, tempDir } from '../support/cli.js';
+
+interface Copy {
+  dir: string;
+  probe: string;
+}
+
+function copyOfBuild(): Copy {
+  const dir = tempDir('cr-boot-');
+  cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
+  cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  // bin/cursor-resume.js, telling on stderr how the cache was taken.
+  const probe = join(dir, 'bin', 'probe.js');
+  writeFileSync(probe, "process.stderr.write(`cache: ${require('../dist/boot.cjs').startCli().cache}\\n`);\n");
+  return { dir, probe };
+}
+
+interface Outcome {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(copy: Copy, args: string[], input: string, nodeFlags: string[] = []): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeFlags, copy.probe, ...args], {
+      env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_AGENT: join(copy.dir, 'dist', 'stand-in', 'cursor-agent.js') }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+const transcript = JSON.stringify({
+  model: 'gpt-5',
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'remember: port 8080' },
+  ],
+});
+
+/** A dry run (the run path), one of our subcommands (program.js) and one of cursor-agent's (execa.js). */
+async function behaviour(copy: Copy, nodeFlags: string[] = []): Promise<{ cache: string[]; outputs: Outcome[] }> {
+  const runs = [
+    await run(copy, ['--dry-run', '--model', 'gpt-5'], transcript, nodeFlags),
+    await run(copy, ['simulate', '--help'], '', nodeFlags),
+    await run(copy, ['status'], '', nodeFlags),
+  ];
+  const cache = runs.map((r) => /^cache: (\w+)$/m.exec(r.stderr)?.[1] ?? 'none');
+  // The run's own stderr, without the probe's line.
+  return { cache, outputs: runs.map((r) => ({ ...r, stderr: r.stderr.replace(/^cache: \w+\n/m, '') })) };
+}
+
+test('as built, every run takes the code cache', async () => {
+  const copy = copyOfBuild();
+  const { cache, outputs } = await behaviour(copy);
+  assert.deepEqual(cache, ['used', 'used', 'used']);
+  for (const r of outputs) assert.equal(r.code, 0, r.stderr);
+  assert.equal(JSON.parse(outputs[0]!.stdout).decision, 'fresh');
+  assert.match(outputs[1]!.stdout, /Usage: cursor-resume simulate/);
+  assert.match(outputs[2]!.stdout, /Logged in as/);
+});
+
+test('a cache that is missing, made of other bytes, damaged or refused by V8 changes nothing but the time', async () => {
+  const reference = (await behaviour(copyOfBuild())).outputs;
+
+  const missing = copyOfBuild();
+  rmSync(join(missing.dir, 'dist', 'cli.cjs.cache'));
+
+  // The same length, one byte different: V8's own check (the length) would take the cache.
+  const edited = copyOfBuild();
+  const cli = join(edited.dir, 'dist', 'cli.cjs');
+  const source = readFileSync(cli, 'utf8');
+  assert.ok(source.includes('unexpected error: '));
+  writeFileSync(cli, source.replace('unexpected error: ', 'unexpected error! '));
+
+  // Damaged past V8's own header, which V8 would take, and crash on.
+  const damaged = copyOfBuild();
+  const cacheFile = join(damaged.dir, 'dist', 'cli.cjs.cache');
+  const cache = readFileSync(cacheFile);
+  for (let i = 20_000; i < cache.length - 100; i += 997) cache[i]! ^= 0xff;
+  writeFileSync(cacheFile, cache);
+
+  const cases: Array<[string, Copy, string[], string]> = [
+    ['missing', missing, [], 'absent'],
+    ['made of other bytes', edited, [], 'mismatch'],
+    ['damaged', damaged, [], 'mismatch'],
+    // Another V8 flag is what another Node version looks like to the cache.
+    ['taken under other V8 flags', copyOfBuild(), ['--max-semi-space-size=1'], 'rejected'],
+  ];
+  for (const [name, copy, flags, expected] of cases) {
+    const { cache: used, outputs } = await behaviour(copy, flags);
+    assert.deepEqual(used, [expected, expected, expected], name);
+    assert.deepEqual(outputs, reference, `${name}: the same output and exit status`);
+  }
+});
