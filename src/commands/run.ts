@@ -10,14 +10,13 @@ import { MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.j
 import type { Branch, Outcome } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
-import { connectHelper, type ConnectHelperResult } from '../helper/launcher.js';
+import { connectHelper } from '../helper/launcher.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type TurnContext } from '../plan.js';
 import { contextFor, goneChats } from '../turn-input.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
-import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
 import { decodeInput } from '../transcript/decode.js';
 import { parseTranscript } from '../transcript/parse.js';
@@ -52,26 +51,17 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   if (stdinIsTty) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
 
   const started = performance.now();
-  // Only such a turn may use the cache; what else usesCache() asks is known once the transcript is parsed.
-  const advance = isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME) && !caller.callerResume ? connectInAdvance(helperEnv(settings)) : null;
-  let turn: { context: TurnContext; given: string | undefined; analysis: Analysis };
-  try {
-    const conversation = parseTranscript(decodeInput(await readStdin()));
-    const { context, given } = contextFor(conversation, caller, settings, process.env);
-    turn = { context, given, analysis: analyzeTurn(conversation, context) };
-  } catch (error) {
-    advance?.drop();
-    throw error;
-  }
-  const { context, given, analysis } = turn;
+  const conversation = parseTranscript(decodeInput(await readStdin()));
+  const { context, given } = contextFor(conversation, caller, settings, process.env);
+  const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
   };
 
   let client: HelperClient | null = null;
   let branches: Branch[] | null = [];
-  if (advance && usesCache(analysis, context)) {
-    const connected = await advance.use(!caller.dryRun);
+  if (usesCache(analysis, context)) {
+    const connected = await connectHelper({ start: !caller.dryRun, env: helperEnv(settings) });
     if (connected.ok) {
       client = connected.client;
       try {
@@ -87,8 +77,6 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
       branches = caller.dryRun && connected.code === 'not-running' ? [] : null;
       if (branches === null) say(`running without the cache: ${connected.reason}`);
     }
-  } else {
-    advance?.drop();
   }
   const missing = goneChats(context, given, branches);
   let plan = planTurn(analysis, context, { branches, missingChats: missing });
@@ -147,28 +135,6 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   } finally {
     client?.close();
   }
-}
-
-/**
- * Connects to the helper while the transcript is read and parsed, which hides most of
- * the few milliseconds a connection and its hello take. Whether the turn needs the cache,
- * and so may start a helper, is known only after: `use` says so, or `drop` lets go.
- */
-function connectInAdvance(env: NodeJS.ProcessEnv): { use: (start: boolean) => Promise<ConnectHelperResult>; drop: () => void } {
-  let decide!: (start: boolean) => void;
-  const connecting = connectHelper({ start: new Promise<boolean>((resolve) => (decide = resolve)), env });
-  return {
-    use(start) {
-      decide(start);
-      return connecting;
-    },
-    drop() {
-      decide(false);
-      void connecting.then((connected) => {
-        if (connected.ok) connected.client.close();
-      });
-    },
-  };
 }
 
 /** Takes the lease on the chat to resume; if another run holds it (or it moved), plans again without it. */

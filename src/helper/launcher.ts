@@ -45,11 +45,8 @@ function withoutCaCerts(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 export interface ConnectHelperOptions extends ClientOptions {
-  /**
-   * Start a helper if none answers (and replace one of another version). A promise lets
-   * a run connect while it is still finding out whether the turn needs the cache.
-   */
-  start: boolean | Promise<boolean>;
+  /** Start a helper if none answers (and replace one of another version). */
+  start: boolean;
   /** Where CURSOR_RESUME_RUNTIME_DIR & co. come from, and the helper's environment (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** The helper program (default: dist/helper/helper-server.js beside this bundle). Tests point it elsewhere. */
@@ -85,10 +82,8 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let paths: RuntimePaths;
   try {
     paths = runtimePaths(env);
-    if (checkRuntimeDir(paths) === 'missing') {
-      if (!(await options.start)) return { ok: false, code: 'not-running', reason: `no helper is running (no runtime dir ${paths.dir})`, paths };
-      ensureRuntimeDir(paths);
-    }
+    if (options.start) ensureRuntimeDir(paths);
+    else if (checkRuntimeDir(paths) === 'missing') return { ok: false, code: 'not-running', reason: `no helper is running (no runtime dir ${paths.dir})`, paths };
   } catch (error) {
     return { ok: false, code: 'bad-runtime-dir', reason: (error as Error).message };
   }
@@ -96,9 +91,8 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let replaced = false;
   const first = await attempt(paths, options);
   if (first.kind === 'ok') return { ok: true, client: first.client, server: first.hello, paths, started: false, replaced };
-  const start = await options.start;
   if (first.kind === 'mismatch') {
-    if (!start) {
+    if (!options.start) {
       first.client.close();
       return { ok: false, code: 'version-mismatch', reason: mismatchReason(first.hello), paths };
     }
@@ -106,8 +100,8 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
     if (!stopped) return { ok: false, code: 'unavailable', reason: `${mismatchReason(first.hello)}, and it did not stop when asked`, paths };
     replaced = true;
   } else if (first.kind === 'absent') {
-    if (!start) return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
-  } else if (!start || first.error.code !== 'timeout') {
+    if (!options.start) return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
+  } else if (!options.start || first.error.code !== 'timeout') {
     // A helper that refuses us (too many connections, ...) or a socket we may not use: starting another would not help.
     return { ok: false, code: 'unavailable', reason: first.error.message, paths };
   }

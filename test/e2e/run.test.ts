@@ -132,33 +132,6 @@ describe('what breaks the proof starts a fresh chat', () => {
   });
 });
 
-describe('the helper connection a run opens while it reads the transcript', () => {
-  test('a turn that turns out to need no cache lets go of it before cursor-agent starts', async () => {
-    const c = new Conversation(world());
-    await c.turn('remember: one');
-    const title = JSON.stringify({
-      model: 'gpt-5',
-      workspace: c.workspace,
-      messages: [
-        { role: 'system', content: 'You are a title generator. You output ONLY a thread title. Nothing else.' },
-        { role: 'user', content: 'Generate a title for this conversation: remember: one' },
-      ],
-    });
-    for (const [input, reason] of [[title, 'side-call'], ['USER: a prompt flattened by the caller', 'plain-text']] as const) {
-      const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: { ...c.env, CURSOR_STAND_IN_MODE: 'hang' }, stdio: ['pipe', 'pipe', 'pipe'] });
-      child.stdin.end(input);
-      await new Promise((resolve) => child.stdout.once('data', resolve));
-      const status = await runCli(['helper', 'status', '--json'], { env: c.env });
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.on('close', resolve));
-      assert.equal(JSON.parse(status.stdout).connections, 1, `${reason}: only the status query is connected while cursor-agent runs`);
-      assert.equal(c.lastTrace().reason, reason);
-    }
-    const t2 = await c.turn('What do you remember?');
-    assert.match(t2.reply!, /^Turn 2 of this chat\. I remember: one\./);
-  });
-});
-
 describe('failures', () => {
   test('chat-not-found is retried fresh transparently, then the new chat resumes', async () => {
     const c = new Conversation(world());
