@@ -133,7 +133,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
     metric: `${s.messages} msgs (${formatBytes(s.bytes)})`,
     value:
       `${round(s.totalMs)} ms (parse ${round(s.parseMs)}, hash+render ${round(s.analyzeMs)}, decide ${round(s.decideMs)}); ` +
-      `+${round(s.rssGrowthKb / 1024)} MiB; e2e --dry-run ${round(s.dryRun.ms)} ms, peak RSS ${round(s.dryRun.peakRssKb / 1024)} MiB`,
+      `+${round(s.rssGrowthKb / 1024)} MiB; e2e --dry-run ${round(s.dryRun.ms)} ms (${s.dryRun.decision}), peak RSS ${round(s.dryRun.peakRssKb / 1024)} MiB`,
     ...(s.messages === 10_000 ? { goal: '< 300 ms', met: s.totalMs < 300 } : {}),
   }));
   rows.push({

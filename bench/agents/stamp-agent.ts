@@ -30,17 +30,14 @@ async function main(): Promise<void> {
   }
   const sid = JSON.stringify(sessionId);
   emit(`"type":"system","subtype":"init","cwd":${JSON.stringify(process.cwd())},"session_id":${sid},"model":"Stamp","permissionMode":"default"}`);
-  let text = '';
   for (let i = 1; i <= lines; i++) {
     await sleep(gapMs);
     const chunk = bigEvery > 0 && i % bigEvery === 0 ? 'x'.repeat(bigBytes) : `line ${i} of the streamed answer. `;
-    text += i === lines ? 'done.' : '';
     const rest = `"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":${JSON.stringify(chunk)}}]},"session_id":${sid},"timestamp_ms":${Date.now()}}`;
     emit(rest);
   }
   await sleep(gapMs);
-  text = `streamed ${lines} lines`;
-  emit(`"type":"result","subtype":"success","is_error":false,"result":${JSON.stringify(text)},"session_id":${sid},"request_id":${JSON.stringify(randomUUID())}}`);
+  emit(`"type":"result","subtype":"success","is_error":false,"result":${JSON.stringify(`streamed ${lines} lines`)},"session_id":${sid},"request_id":${JSON.stringify(randomUUID())}}`);
 }
 
 await main();
