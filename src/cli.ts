@@ -15,7 +15,8 @@ async function main(argv: string[]): Promise<number> {
     return runProgram(argv);
   }
   const caller = parseCallerArgs(argv);
-  if (caller.help) {
+  // `cursor-resume mcp --help` asks for cursor-agent's help on its subcommand: only a bare --help is ours.
+  if (caller.help && caller.positionals.length === 0) {
     const { runProgram } = await import('./program.js');
     return runProgram(['--help']);
   }

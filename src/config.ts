@@ -1,6 +1,7 @@
-// Settings: environment > command-line flag > config file > default. The run path
-// reads the file directly (a few hundred bytes of JSON); the `config` command writes
-// it through conf, at the same path, so the two cannot disagree.
+// Settings: command-line flag > environment > config file > default, the usual order:
+// what a person types for one run beats what the environment says for all of them. The
+// run path reads the file directly (a few hundred bytes of JSON); the `config` command
+// writes it through conf, at the same path, so the two cannot disagree.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import envPaths from 'env-paths';
@@ -90,7 +91,7 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 export type Settings = { -readonly [K in SettingName]: z.infer<(typeof SETTINGS)[K]['schema']> };
-export type Source = 'environment' | 'flag' | 'file' | 'default';
+export type Source = 'flag' | 'environment' | 'file' | 'default';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -105,24 +106,27 @@ export function configDir(): string {
 
 export const configFile = (): string => join(configDir(), 'config.json');
 
-/** Parses a value given as text (environment, `config set`) into the setting's type. */
-export function parseSettingText(name: SettingName, text: string): unknown {
+/**
+ * Parses a value given as text (environment, `config set`) into the setting's type;
+ * `where` (`from CURSOR_RESUME_VERBOSE`, `config set`) is named in the error.
+ */
+export function parseSettingText(name: SettingName, text: string, where: string): unknown {
   const sample = SETTINGS[name].default;
   if (typeof sample === 'boolean') {
     const t = text.trim().toLowerCase();
     if (['1', 'true', 'on', 'yes'].includes(t)) return true;
     if (['0', 'false', 'off', 'no', ''].includes(t)) return false;
-    throw new ConfigError(`${name}: "${text}" is not a boolean (use true or false)`);
+    throw new ConfigError(`${name} (${where}): "${text}" is not a boolean; use 1, true, on or yes, or 0, false, off or no`);
   }
   if (typeof sample === 'number') {
-    if (!/^\s*-?\d+\s*$/.test(text)) throw new ConfigError(`${name}: "${text}" is not a whole number`);
+    if (!/^\s*-?\d+\s*$/.test(text)) throw new ConfigError(`${name} (${where}): "${text}" is not a whole number`);
     return Number(text);
   }
   if (Array.isArray(sample)) {
     try {
       return JSON.parse(text);
     } catch {
-      throw new ConfigError(`${name}: expected a JSON array of strings, e.g. '["^You are a title generator"]'`);
+      throw new ConfigError(`${name} (${where}): expected a JSON array of strings, e.g. '["^You are a title generator"]'`);
     }
   }
   return text;
@@ -139,8 +143,8 @@ export function validateSetting<K extends SettingName>(name: K, value: unknown, 
   return result.data as Settings[K];
 }
 
-/** The config file's values, checked. A missing file is an empty one. */
-export function readConfigFile(path: string = configFile()): Partial<Settings> {
+/** The config file's raw object, not yet checked key by key. A missing file is an empty one. */
+function readConfigObject(path: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -157,14 +161,20 @@ export function readConfigFile(path: string = configFile()): Partial<Settings> {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw new ConfigError(`the config file ${path} must hold a JSON object`);
   }
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) {
-    if (!isSettingName(key)) {
-      throw new ConfigError(`the config file ${path} has an unknown setting "${key}"; remove it (cursor-resume config unset ${key})`);
-    }
-    out[key] = validateSetting(key, value, `in ${path}`);
+  return data as Record<string, unknown>;
+}
+
+/** One key of the config file, checked. */
+function fileSetting(path: string, key: string, value: unknown): [SettingName, unknown] {
+  if (!isSettingName(key)) {
+    throw new ConfigError(`the config file ${path} has an unknown setting "${key}"; remove it (cursor-resume config unset ${key})`);
   }
-  return out as Partial<Settings>;
+  return [key, validateSetting(key, value, `in ${path}`)];
+}
+
+/** The config file's values, checked. A missing file is an empty one. */
+export function readConfigFile(path: string = configFile()): Partial<Settings> {
+  return Object.fromEntries(Object.entries(readConfigObject(path)).map(([key, value]) => fileSetting(path, key, value))) as Partial<Settings>;
 }
 
 export interface Resolved {
@@ -172,24 +182,95 @@ export interface Resolved {
   sources: Record<SettingName, Source>;
 }
 
-/** Every setting's effective value and where it came from. */
+/** Every setting's effective value and where it came from; a value that is not allowed is a ConfigError. */
 export function resolveSettings(
   env: NodeJS.ProcessEnv,
   flags: Partial<Settings>,
   file: Partial<Settings> = readConfigFile(),
 ): Resolved {
+  return resolveWith(env, flags, file, (error) => {
+    throw error;
+  });
+}
+
+/** The settings of a run line, which a bad setting must not stop (see resolveRunSettings). */
+export interface RunSettings extends Resolved {
+  /** What was ignored and why, one line each, for stderr: `ignoring ...; fix with ...`. */
+  ignored: string[];
+  /** Whether runtimeDir was ignored: the helper is then not looked for at all. */
+  runtimeDirIgnored: boolean;
+}
+
+/**
+ * The settings of a run line. Only `agent` is needed to hand a turn to cursor-agent,
+ * so only a bad agent setting (or a config file that cannot be read while it may
+ * hold one) stops the run, with a ConfigError. Any other value that is not allowed
+ * is ignored, the next source deciding, and reported in `ignored`; an ignored
+ * runtimeDir means the turn runs without the cache, not against another folder.
+ */
+export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settings>, path: string = configFile()): RunSettings {
+  const ignored: string[] = [];
+  let badFileRuntimeDir = false;
+  let badEnvRuntimeDir = false;
+  const file: Record<string, unknown> = {};
+  try {
+    for (const [key, value] of Object.entries(readConfigObject(path))) {
+      try {
+        const [name, checked] = fileSetting(path, key, value);
+        file[name] = checked;
+      } catch (error) {
+        if (key === 'agent' && !env.CURSOR_RESUME_AGENT) throw error;
+        if (key === 'runtimeDir') badFileRuntimeDir = true;
+        ignored.push(
+          isSettingName(key)
+            ? `ignoring ${(error as Error).message}; fix with cursor-resume config set ${key} VALUE, or cursor-resume config unset ${key}`
+            : `ignoring the unknown setting "${key}" in the config file ${path}; fix with cursor-resume config unset ${key}`,
+        );
+      }
+    }
+  } catch (error) {
+    // Without the file, the agent is known only from the environment.
+    if (!(error instanceof ConfigError) || !env.CURSOR_RESUME_AGENT) throw error;
+    ignored.push(`ignoring the config file: ${error.message}`);
+  }
+  const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name) => {
+    if (name === 'runtimeDir') badEnvRuntimeDir = true;
+    ignored.push(`ignoring ${error.message}; unset ${SETTINGS[name].env} or fix its value`);
+  });
+  // A bad file value the environment overrides decides nothing.
+  const runtimeDirIgnored = badEnvRuntimeDir || (badFileRuntimeDir && resolved.sources.runtimeDir !== 'environment');
+  return { ...resolved, ignored, runtimeDirIgnored };
+}
+
+/** Flag, then environment, then file, then default; `bad` decides what an environment value that is not allowed does. */
+function resolveWith(
+  env: NodeJS.ProcessEnv,
+  flags: Partial<Settings>,
+  file: Partial<Settings>,
+  bad: (error: ConfigError, name: SettingName) => void,
+): Resolved {
   const settings = {} as Record<SettingName, unknown>;
   const sources = {} as Record<SettingName, Source>;
   for (const name of Object.keys(SETTINGS) as SettingName[]) {
     const spec = SETTINGS[name];
-    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
-    if (fromEnv !== undefined && fromEnv !== '') {
-      settings[name] = validateSetting(name, parseSettingText(name, fromEnv), `from ${spec.env}`);
-      sources[name] = 'environment';
-    } else if (flags[name] !== undefined) {
+    if (flags[name] !== undefined) {
       settings[name] = flags[name];
       sources[name] = 'flag';
-    } else if (file[name] !== undefined) {
+      continue;
+    }
+    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
+    if (fromEnv !== undefined && fromEnv !== '') {
+      try {
+        const where = `from ${spec.env}`;
+        settings[name] = validateSetting(name, parseSettingText(name, fromEnv, where), where);
+        sources[name] = 'environment';
+        continue;
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        bad(error, name);
+      }
+    }
+    if (file[name] !== undefined) {
       settings[name] = file[name];
       sources[name] = 'file';
     } else {

@@ -16,6 +16,8 @@ export function buildProgram(): Command {
     .version(VERSION, '--our-version', "print cursor-resume's version (--version goes to cursor-agent)")
     .usage('[cursor-agent flags] [--dry-run] [--verbose] [--trace FILE] < transcript\n       cursor-resume <command> [options]')
     .enablePositionalOptions()
+    // `help` is cursor-agent's subcommand (`cursor-resume help` goes to it); ours is --help.
+    .helpCommand(false)
     .exitOverride()
     // Our errors all read `cursor-resume: ...` and say what to do next; subcommands inherit this.
     .configureOutput({ outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '')}`) })

@@ -2,7 +2,7 @@
 // SETTINGS table in src/config.ts is the one source of truth for names, types,
 // defaults, limits and environment variables; values are checked with it before
 // they are written, and `list` resolves them exactly as a run does
-// (environment > run-line flag > file > default).
+// (run-line flag > environment > file > default).
 import { isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../agent/argv.js';
@@ -35,7 +35,7 @@ export function addConfigCommand(program: Command): Command {
 Settings (environment variable, if any, in brackets):
 ${NAMES.map((n) => `  ${n.padEnd(17)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [${SETTINGS[n].env}]` : ''}`).join('\n')}
 
-A value comes from, first to last: its environment variable, a run-line flag (--verbose, --trace),
+A value comes from, first to last: a run-line flag (--verbose, --trace), its environment variable,
 the config file, the default. ttlMinutes and maxEntries may be lowered, never raised above the
 seed limits (60 minutes, 64 entries). Resume itself is switched on by CURSOR_ACP_SESSION_RESUME,
 not by a setting: callers such as OpenCode share that switch.
@@ -91,7 +91,7 @@ Examples:
     )
     .action(async (name: string, text: string) => {
       const setting = settingName(name);
-      let value = validateSetting(setting, parseSettingText(setting, text), 'config set');
+      let value = validateSetting(setting, parseSettingText(setting, text, 'config set'), 'config set');
       if ((setting === 'trace' && value !== '') || (setting === 'agent' && String(value).includes('/'))) {
         value = isAbsolute(String(value)) ? value : resolve(String(value));
       }
@@ -198,17 +198,17 @@ function show(name: SettingName, value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
-/** After a write: an environment variable that still decides, and a file runs would still refuse, are said. */
+/** After a write: an environment variable that still decides, and a file still not right, are said. */
 function afterWrite(name: string): void {
   const env = isSettingName(name) ? SETTINGS[name].env : undefined;
   // The file is written, but the environment wins: say so, or the change seems ignored.
   if (env !== undefined && process.env[env] !== undefined && process.env[env] !== '') {
     process.stderr.write(`cursor-resume: note: ${env} is set in the environment and wins over the config file\n`);
   }
-  // The file must stay readable for the run path: check it as a run will.
+  // Checked as the commands check it: what is still wrong is best said now.
   try {
     readConfigFile();
   } catch (error) {
-    fail(`the change was written, but runs will still refuse the config file: ${(error as Error).message}`, 2);
+    fail(`the change was written, but the config file still has a setting that is not allowed (runs ignore it with a warning, the commands refuse it): ${(error as Error).message}`, 2);
   }
 }

@@ -8,7 +8,7 @@ import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
 import { MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
 import type { Branch, Outcome } from '../cache/types.js';
-import { resolveSettings, type Settings } from '../config.js';
+import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
 import { connectHelper } from '../helper/launcher.js';
 import { helperEnv } from '../helper-env.js';
@@ -38,17 +38,23 @@ const OUTCOME_OF: Record<FailureKind, Outcome> = {
 };
 
 export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs = parseCallerArgs(argv)): Promise<number> {
-  const { settings } = resolveSettings(process.env, {
+  // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking, and readStdin reads it directly.
+  const stdinIsTty = isatty(0);
+  const handedOver = caller.positionals.length > 0 || caller.version;
+  if (caller.dryRun && handedOver) {
+    // Handing these to cursor-agent would run something; a dry run runs nothing.
+    const what = caller.version ? '--version' : `"${caller.positionals[0]}"`;
+    throw new UsageError(`--dry-run plans a transcript turn read from stdin; a prompt word, a subcommand or --version is not one: drop ${what}, or drop --dry-run to run it`);
+  }
+  if (caller.dryRun && stdinIsTty) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
+  const { settings, ignored, runtimeDirIgnored } = resolveRunSettings(process.env, {
     ...(caller.verbose ? { verbose: true } : {}),
     ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
   });
+  // A bad setting other than the agent must not stand in the way of cursor-agent: said once, then ignored.
+  for (const line of ignored) process.stderr.write(`cursor-resume: ${line}\n`);
   // cursor-agent's subcommands, a prompt on its command line, an interactive session: not ours to touch.
-  // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking, and readStdin reads it directly.
-  const stdinIsTty = isatty(0);
-  if (caller.positionals.length > 0 || caller.version || (stdinIsTty && !caller.dryRun)) {
-    return passthrough(settings.agent, caller.agentArgs, process.env);
-  }
-  if (stdinIsTty) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
+  if (handedOver || stdinIsTty) return passthrough(settings.agent, caller.agentArgs, process.env);
 
   const started = performance.now();
   const conversation = parseTranscript(decodeInput(await readStdin()));
@@ -60,7 +66,10 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   let client: HelperClient | null = null;
   let branches: Branch[] | null = [];
-  if (usesCache(analysis, context)) {
+  if (usesCache(analysis, context) && runtimeDirIgnored) {
+    branches = null;
+    say('running without the cache: the runtimeDir setting is not usable (see the warning above)');
+  } else if (usesCache(analysis, context)) {
     const connected = await connectHelper({ start: !caller.dryRun, env: helperEnv(settings) });
     if (connected.ok) {
       client = connected.client;
@@ -73,22 +82,21 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
         branches = null;
       }
     } else {
-      // A dry run plans against an empty cache when no helper runs; it starts nothing.
-      branches = caller.dryRun && connected.code === 'not-running' ? [] : null;
+      // A dry run starts nothing: with no helper, or one a real run would replace, it plans against an empty cache as that run would.
+      branches = caller.dryRun && (connected.code === 'not-running' || connected.code === 'version-mismatch') ? [] : null;
       if (branches === null) say(`running without the cache: ${connected.reason}`);
     }
   }
   const missing = goneChats(context, given, branches);
   let plan = planTurn(analysis, context, { branches, missingChats: missing });
 
-  if (caller.dryRun) {
-    client?.close();
-    process.stdout.write(`${JSON.stringify(dryRunView(plan))}\n`);
-    return 0;
-  }
-
   // A reader that went away is noticed where it matters (the passthrough, writeStdout); a late EPIPE must not become a crash.
   process.stdout.on('error', () => {});
+  if (caller.dryRun) {
+    client?.close();
+    return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
+  }
+
   try {
     // A chat Cursor no longer has must not keep its entry.
     for (const check of plan.checks) {

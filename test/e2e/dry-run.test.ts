@@ -88,14 +88,15 @@ describe('bad input: exit 2, one clear line, nothing run', () => {
     assert.equal(r.code, 2);
     assert.equal(r.stderr, 'cursor-resume: --model needs a value\n');
   });
-  test('a broken config file names itself', async () => {
+  test('a value the config file may not hold is named and ignored, as by a run', async () => {
     const env = sandboxEnv();
     mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
     const file = join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
     (await import('node:fs')).writeFileSync(file, '{"ttlMinutes": 90}');
     const r = await runCli(['--dry-run'], { input: body(), env });
-    assert.equal(r.code, 2);
-    assert.match(r.stderr, /ttlMinutes .*config\.json/);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^cursor-resume: ignoring ttlMinutes \(in .*config\.json\): [^\n]*cursor-resume config unset ttlMinutes\n$/);
+    assert.equal(JSON.parse(r.stdout).reason, 'disabled');
     assert.equal(readFileSync(file, 'utf8'), '{"ttlMinutes": 90}', 'left as it was');
   });
 });

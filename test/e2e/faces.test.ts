@@ -312,12 +312,12 @@ describe('config', { concurrency: true }, () => {
       [['config', 'set', 'ttlMinutes', '90'], /^cursor-resume: ttlMinutes \(config set\): must be at most 60: the limit may be lowered, never raised\. Allowed: .*1 to 60/],
       [['config', 'set', 'maxEntries', '65'], /maxEntries \(config set\): must be at most 64/],
       [['config', 'set', 'maxEntries', '0'], /maxEntries \(config set\): must be at least 1/],
-      [['config', 'set', 'ttlMinutes', 'soon'], /ttlMinutes: "soon" is not a whole number/],
-      [['config', 'set', 'retryFresh', 'maybe'], /retryFresh: "maybe" is not a boolean \(use true or false\)/],
+      [['config', 'set', 'ttlMinutes', 'soon'], /ttlMinutes \(config set\): "soon" is not a whole number/],
+      [['config', 'set', 'retryFresh', 'maybe'], /retryFresh \(config set\): "maybe" is not a boolean; use 1, true, on or yes, or 0, false, off or no/],
       [['config', 'set', 'unsafeDelta', 'always'], /unsafeDelta \(config set\): must be fresh or resume-full/],
       [['config', 'set', 'runtimeDir', 'relative/dir'], /runtimeDir \(config set\): must be an absolute path/],
       [['config', 'set', 'sideCallPatterns', '["("]'], /sideCallPatterns\[0\] \(config set\): is not a valid regular expression/],
-      [['config', 'set', 'sideCallPatterns', 'nope'], /sideCallPatterns: expected a JSON array of strings/],
+      [['config', 'set', 'sideCallPatterns', 'nope'], /sideCallPatterns \(config set\): expected a JSON array of strings/],
       [['config', 'set', 'colour', 'red'], /unknown setting "colour"; the settings are: agent, runtimeDir, .*trace/],
       [['config', 'get', 'nope'], /unknown setting "nope"/],
       [['config', 'set', 'ttlMinutes'], /missing required argument 'value'/],
@@ -332,7 +332,7 @@ describe('config', { concurrency: true }, () => {
     assert.equal(existsSync(fileOf(env)), false, 'nothing was written');
   });
 
-  test('a broken file: runs and list refuse it with exit 2; unset repairs it', async () => {
+  test('a broken file: the commands refuse it with exit 2; unset repairs it', async () => {
     const env = world();
     const file = fileOf(env);
     mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
@@ -346,7 +346,7 @@ describe('config', { concurrency: true }, () => {
     assert.equal((await cli(['evict', '--all'], env)).code, 0);
     const set = await cli(['config', 'set', 'ttlMinutes', '20'], env);
     assert.equal(set.code, 2, 'written, but the file is still refused');
-    assert.match(set.stderr, /the change was written, but runs will still refuse the config file/);
+    assert.match(set.stderr, /the change was written, but the config file still has a setting that is not allowed \(runs ignore it with a warning, the commands refuse it\)/);
     assert.equal((await cli(['config', 'unset', 'bogus'], env)).code, 0);
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 20 });
     assert.equal((await cli(['config', 'list'], env)).code, 0);
@@ -542,8 +542,7 @@ describe('the trace file', { concurrency: true }, () => {
   test('--trace FILE on the run line, and a failed run', async () => {
     const env = world();
     const c = new Conversation(env);
-    // The environment wins over a flag (as for every setting): leave the flag alone here.
-    delete c.env.CURSOR_RESUME_TRACE;
+    // The flag wins over CURSOR_RESUME_TRACE, which the conversation sets.
     const file = join(tempDir(), 'mine.jsonl');
     const r = await c.turn('hello', { args: [...STREAM_ARGS, '--trace', file] });
     assert.equal(r.code, 0, r.stderr);

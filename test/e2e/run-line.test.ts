@@ -1,0 +1,230 @@
+// The run line through the built binary: what --dry-run may and may not do, which
+// help a person gets, the order settings are taken in, and that a bad setting never
+// stands in the way of cursor-agent.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
+import { BIN, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
+import { Conversation, readLog, STREAM_ARGS } from '../support/conversation.js';
+import { worlds } from '../support/hardening.js';
+
+const world = worlds();
+
+const body = JSON.stringify({ model: 'gpt-5', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'remember: alpha' }] });
+
+/** A conversation whose first turn the helper holds, and the next turn's transcript. */
+async function warm(): Promise<{ c: Conversation; next: string }> {
+  const c = new Conversation(world());
+  const first = await c.turn('remember: alpha');
+  assert.equal(first.code, 0, first.stderr);
+  c.messages.push({ role: 'user', content: 'remember: beta' });
+  return { c, next: c.body() };
+}
+
+/** The binary with its stdin written only after `delayMs` (a caller slow to send the transcript). */
+function runLate(args: string[], input: string, env: NodeJS.ProcessEnv, delayMs: number): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+    setTimeout(() => child.stdin.end(input), delayMs);
+  });
+}
+
+/** A listener of ours at the run's helper socket: counts connections and answers hello as `version` (or never). */
+function listener(env: NodeJS.ProcessEnv, version?: string): Promise<{ server: net.Server; ops: string[]; connections: () => number }> {
+  const dir = env.CURSOR_RESUME_RUNTIME_DIR!;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ops: string[] = [];
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections++;
+    let buffer = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
+        const request = JSON.parse(buffer.slice(0, nl)) as { id: number; op: string };
+        buffer = buffer.slice(nl + 1);
+        ops.push(request.op);
+        if (request.op === 'hello' && version !== undefined) {
+          socket.write(`${JSON.stringify({ id: request.id, ok: true, protocol: PROTOCOL_VERSION, version, pid: process.pid, limits: {} })}\n`);
+        }
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(join(dir, 'helper.sock'), () => resolve({ server, ops, connections: () => connections })));
+}
+
+const closed = (server: net.Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
+
+describe('--dry-run runs nothing', { concurrency: true }, () => {
+  for (const args of [['--print', 'hello'], ['create-chat'], ['--version']]) {
+    test(`not with ${args.join(' ')}: exit 2, cursor-agent never started`, async () => {
+      const log = join(tempDir(), 'agent.log');
+      const r = await runCli(['--dry-run', ...args], { input: body, env: sandboxEnv({ CURSOR_STAND_IN_LOG: log }) });
+      assert.equal(r.code, 2);
+      assert.equal(r.stdout, '', 'no reply, no chat ID, no version from cursor-agent');
+      assert.match(r.stderr, /^cursor-resume: --dry-run plans a transcript turn read from stdin; a prompt word, a subcommand or --version is not one: drop [^\n]+\n$/);
+      assert.deepEqual(readLog(log), [], 'cursor-agent never ran');
+    });
+  }
+
+  test('a transcript that comes late still finds the warm helper', async () => {
+    const { c, next } = await warm();
+    const plan = JSON.parse((await runLate(['--dry-run', ...STREAM_ARGS], next, c.env, 500)).stdout);
+    assert.deepEqual([plan.decision, plan.reason], ['resume-delta', 'delta']);
+  });
+
+  test('a helper of another version: planned against an empty cache (as a run that replaces it), and left alone', async () => {
+    const env = world();
+    const old = await listener(env, '0.0.1-old');
+    try {
+      const r = await runCli(['--dry-run'], { input: body, env });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).reason, 'no-entry');
+      assert.deepEqual(old.ops, ['hello'], 'not asked to stop');
+    } finally {
+      await closed(old.server);
+    }
+  });
+
+  test('a reader that went away: exit 141, no stack trace', async () => {
+    const child = spawn(process.execPath, [BIN, '--dry-run'], { env: sandboxEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => {
+      child.on('close', resolve);
+      child.stdin.end(body);
+    });
+    assert.equal(stderr, '');
+    assert.equal(code, 141);
+  });
+});
+
+describe('a turn that needs no cache never connects to the helper', { concurrency: true }, () => {
+  test('plain text and a bad transcript; a structured turn does (the probe sees it)', async () => {
+    const env = world();
+    const silent = await listener(env);
+    try {
+      const plain = await runCli(STREAM_ARGS, { input: 'USER: hello', env });
+      assert.equal(plain.code, 0, plain.stderr);
+      const bad = await runCli(STREAM_ARGS, { input: '{"messages":[', env });
+      assert.equal(bad.code, 2);
+      const dry = await runCli(['--dry-run'], { input: 'USER: hello', env });
+      assert.equal(JSON.parse(dry.stdout).reason, 'plain-text');
+      assert.equal(silent.connections(), 0);
+      // The probe is where a run looks: a turn that does need the cache reaches it.
+      const structured = await runCli(['--dry-run'], { input: body, env });
+      assert.equal(JSON.parse(structured.stdout).reason, 'no-cache');
+      assert.equal(silent.connections(), 1);
+    } finally {
+      await closed(silent.server);
+    }
+  });
+});
+
+describe('help', { concurrency: true }, () => {
+  test("--help after a cursor-agent subcommand is cursor-agent's; alone it is ours", async () => {
+    const mcp = await runCli(['mcp', '--help']);
+    assert.equal(mcp.code, 0, mcp.stderr);
+    assert.match(mcp.stdout, /^Usage: cursor-agent mcp /);
+    assert.match((await runCli(['login', '-h'])).stdout, /^Usage: cursor-agent login /);
+    assert.match((await runCli(['--help'])).stdout, /^Usage: cursor-resume /);
+    assert.match((await runCli(['--print', '-h'])).stdout, /^Usage: cursor-resume /);
+  });
+
+  test('our help lists no `help` command: `help` is cursor-agent\'s', async () => {
+    const ours = await runCli(['--help']);
+    assert.doesNotMatch(ours.stdout, /^\s+help \[command\]/m);
+    const theirs = await runCli(['help', 'inspect']);
+    assert.equal(theirs.code, 0, theirs.stderr);
+    assert.match(theirs.stdout, /^Usage: cursor-agent /);
+  });
+});
+
+describe('settings: flag > environment > file > default', { concurrency: true }, () => {
+  test('--verbose and --trace FILE win over the environment', async () => {
+    const c = new Conversation(world({ CURSOR_RESUME_VERBOSE: '0' }));
+    const mine = join(tempDir(), 'mine.jsonl');
+    const r = await c.turn('remember: alpha', { args: [...STREAM_ARGS, '--verbose', '--trace', mine] });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /^cursor-resume: fresh \(no-entry\)/m);
+    assert.equal(readFileSync(mine, 'utf8').trim().split('\n').length, 1);
+    assert.equal(existsSync(c.trace), false, 'CURSOR_RESUME_TRACE lost to the flag');
+    const list = JSON.parse((await runCli(['config', 'list', '--json', '--', '--verbose'], { env: c.env })).stdout);
+    assert.deepEqual(list.settings.verbose, { value: true, source: 'flag', default: false, env: 'CURSOR_RESUME_VERBOSE' });
+  });
+
+  test('a bad environment value names its variable and what it takes', async () => {
+    const r = await runCli(['config', 'get', 'verbose'], { env: sandboxEnv({ CURSOR_RESUME_VERBOSE: 'maybe' }) });
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, 'cursor-resume: verbose (from CURSOR_RESUME_VERBOSE): "maybe" is not a boolean; use 1, true, on or yes, or 0, false, off or no\n');
+  });
+});
+
+describe('a bad setting does not stand in the way of cursor-agent', { concurrency: true }, () => {
+  const warning = /^cursor-resume: ignoring runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path\. [^\n]*; unset CURSOR_RESUME_RUNTIME_DIR or fix its value\n/;
+
+  test('subcommands, --version and a prompt word go through, with one warning', async () => {
+    const cwd = tempDir();
+    for (const bad of [{ CURSOR_RESUME_RUNTIME_DIR: 'relative' }, { CURSOR_RESUME_VERBOSE: 'maybe' }]) {
+      const env = sandboxEnv(bad);
+      const status = await runCli(['status'], { env, cwd });
+      assert.equal(status.code, 0, status.stderr);
+      assert.match(status.stdout, /Logged in as/);
+      assert.match(status.stderr, /^cursor-resume: ignoring (runtimeDir|verbose) \(from CURSOR_RESUME_\w+\): [^\n]+\n$/, 'one line');
+      const version = await runCli(['--version'], { env, cwd });
+      assert.equal(version.code, 0, version.stderr);
+      assert.match(version.stdout, /stand-in/);
+      const prompt = await runCli(['--print', 'hello'], { env, cwd });
+      assert.equal(prompt.code, 0, prompt.stderr);
+    }
+    assert.equal(existsSync(join(cwd, 'relative')), false, 'no helper folder made of the relative path');
+  });
+
+  test('a transcript turn with an unusable runtime dir runs without the cache; resume off runs as ever', async () => {
+    const cwd = tempDir();
+    const c = new Conversation(sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_RUNTIME_DIR: 'relative' }));
+    const r = await c.turn('remember: alpha', { args: [...STREAM_ARGS, '--verbose'] });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, warning);
+    assert.match(r.stderr, /^cursor-resume: running without the cache: the runtimeDir setting is not usable/m);
+    assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['fresh', 'no-cache']);
+    const off = await runCli(STREAM_ARGS, { input: body, env: { ...c.env, CURSOR_ACP_SESSION_RESUME: '' }, cwd });
+    assert.equal(off.code, 0, off.stderr);
+    assert.match(off.stderr, warning);
+    assert.equal(c.invocations().length, 2);
+    assert.equal(existsSync(join(cwd, 'relative')), false);
+  });
+
+  test('a bad value in the config file is ignored with a warning; a bad agent setting still stops the run', async () => {
+    const env = sandboxEnv({ CURSOR_STAND_IN_LOG: join(tempDir(), 'agent.log') });
+    const dir = join(env.XDG_CONFIG_HOME!, 'cursor-resume');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, 'config.json');
+    writeFileSync(file, '{"ttlMinutes": 90, "agent": ""}');
+    const ignored = await runCli(['status'], { env });
+    assert.equal(ignored.code, 0, ignored.stderr);
+    assert.match(ignored.stderr, /^cursor-resume: ignoring ttlMinutes \(in .*config\.json\): must be at most 60[^\n]*; fix with cursor-resume config set ttlMinutes VALUE, or cursor-resume config unset ttlMinutes$/m);
+    assert.match(ignored.stderr, /^cursor-resume: ignoring agent \(in .*config\.json\)/m, 'CURSOR_RESUME_AGENT decides, the bad file value is said');
+    const { CURSOR_RESUME_AGENT: _agent, ...noAgent } = env;
+    const stopped = await runCli(['status'], { env: noAgent });
+    assert.equal(stopped.code, 2);
+    assert.match(stopped.stderr, /^cursor-resume: agent \(in .*config\.json\): must not be empty/);
+    writeFileSync(file, '{"agent": ');
+    const broken = await runCli(['status'], { env: noAgent });
+    assert.equal(broken.code, 2);
+    assert.match(broken.stderr, /config\.json is not valid JSON/);
+    assert.equal(readLog(env.CURSOR_STAND_IN_LOG!).length, 1, 'only the first status ran');
+  });
+});
