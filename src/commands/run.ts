@@ -102,7 +102,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     for (const check of plan.checks) {
       if (check.verdict === 'chat-missing') await quietly(say, 'evict', () => client?.evict({ anchor: plan.anchor!, chatId: check.chatId }));
     }
-    plan = await leaseOrReplan(plan, analysis, context, branches, missing, client, say);
+    plan = await leaseOrReplan(plan, analysis, context, branches, missing, client, say, given);
     say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes} bytes`);
 
     let run = await execute(plan, settings);
@@ -145,7 +145,13 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   }
 }
 
-/** Takes the lease on the chat to resume; if another run holds it (or it moved), plans again without it. */
+/**
+ * Takes the lease on the chat to resume. If another run holds it, plans again
+ * without it (busy); if the branch expired or was evicted since the lookup, plans
+ * without it; if it moved on (another run finished a turn of it since the lookup,
+ * 'stale'), looks it up once more and plans on what it is now. A branch that moves
+ * again at once is being driven by another run: busy.
+ */
 async function leaseOrReplan(
   plan: Plan,
   analysis: Analysis,
@@ -154,9 +160,12 @@ async function leaseOrReplan(
   missing: ReadonlySet<string>,
   client: HelperClient | null,
   say: (line: string) => void,
+  given: string | undefined,
 ): Promise<Plan> {
   let current = plan;
   let known = branches;
+  let gone = missing;
+  let lookedUpAgain = false;
   while (current.decision !== 'fresh' && client && known) {
     let lease;
     try {
@@ -164,13 +173,26 @@ async function leaseOrReplan(
     } catch (error) {
       // Without a lease the chat is not ours to drive: the whole conversation goes to a fresh chat.
       say(`the helper did not answer the lease (${(error as Error).message}); running without the cache`);
-      return planTurn(analysis, context, { branches: null, missingChats: missing });
+      return planTurn(analysis, context, { branches: null, missingChats: gone });
     }
     if (lease.granted) return current;
-    say(`chat ${current.chatId} is not free (${lease.message})`);
+    say(`chat ${current.chatId} cannot be leased (${lease.reason}: ${lease.message})`);
     const taken = current.chatId;
-    known = known.map((b) => (b.chatId === taken ? { ...b, leased: true } : b));
-    current = planTurn(analysis, context, { branches: known, missingChats: missing });
+    if (lease.reason === 'stale' && !lookedUpAgain) {
+      lookedUpAgain = true;
+      try {
+        known = await client.lookup(current.anchor!);
+      } catch (error) {
+        say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
+        return planTurn(analysis, context, { branches: null, missingChats: gone });
+      }
+      gone = goneChats(context, given, known);
+    } else if (lease.reason === 'gone') {
+      known = known.filter((b) => b.chatId !== taken);
+    } else {
+      known = known.map((b) => (b.chatId === taken ? { ...b, leased: true } : b));
+    }
+    current = planTurn(analysis, context, { branches: known, missingChats: gone });
   }
   return current;
 }

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { HelperClient } from '../../src/helper/client.js';
 import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { BIN, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, readLog, STREAM_ARGS } from '../support/conversation.js';
@@ -226,5 +227,56 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
     assert.equal(broken.code, 2);
     assert.match(broken.stderr, /config\.json is not valid JSON/);
     assert.equal(readLog(env.CURSOR_STAND_IN_LOG!).length, 1, 'only the first status ran');
+  });
+});
+
+describe('the lease', { concurrency: true }, () => {
+  test('a branch that moved on between lookup and lease is looked up again, and resumed as it is now', async () => {
+    const { c, next } = await warm();
+    // Between the run and the real helper: before passing the run's lease on, another
+    // client takes and releases the branch, which gives it a new version.
+    const proxyEnv = { ...c.env, CURSOR_RESUME_RUNTIME_DIR: join(tempDir(), 'run') };
+    mkdirSync(proxyEnv.CURSOR_RESUME_RUNTIME_DIR, { mode: 0o700 });
+    const helperSocket = join(c.env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock');
+    const ops: string[] = [];
+    let moved = false;
+    const proxy = net.createServer((inbound) => {
+      const outbound = net.createConnection(helperSocket);
+      outbound.pipe(inbound);
+      inbound.on('error', () => outbound.destroy());
+      inbound.on('close', () => outbound.end());
+      let buffer = '';
+      let queue = Promise.resolve();
+      inbound.on('data', (chunk) => {
+        buffer += chunk.toString();
+        for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
+          const line = buffer.slice(0, nl + 1);
+          buffer = buffer.slice(nl + 1);
+          const request = JSON.parse(line) as { op: string; anchor: string; chatId: string; version: number };
+          ops.push(request.op);
+          queue = queue.then(async () => {
+            if (request.op === 'lease' && !moved) {
+              moved = true;
+              const other = await HelperClient.connect(helperSocket);
+              await other.hello();
+              assert.equal((await other.lease(request.anchor, request.chatId, request.version)).granted, true);
+              await other.release('error', 'ok');
+              other.close();
+            }
+            outbound.write(line);
+          });
+        }
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(join(proxyEnv.CURSOR_RESUME_RUNTIME_DIR, 'helper.sock'), resolve));
+    try {
+      const r = await runCli([...STREAM_ARGS, '--verbose'], { input: next, env: proxyEnv });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /cannot be leased \(stale: /);
+      assert.deepEqual(ops.slice(0, 5), ['hello', 'lookup', 'lease', 'lookup', 'lease']);
+      assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['resume-delta', 'delta']);
+    } finally {
+      await closed(proxy);
+    }
   });
 });
