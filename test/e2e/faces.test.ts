@@ -467,7 +467,81 @@ describe('simulate', { concurrency: true }, () => {
     const retry = write(dir, 'retry.json', bodyOf([SYS, { role: 'user', content: 'remember: the port is 8080' }, { role: 'user', content: 'hello?' }]));
     const failed = json(await cli(['simulate', '--resume-on', '--json', files[0]!, retry], env));
     assert.deepEqual(failed.turns.map((t: any) => [t.reason, t.recorded]), [['no-entry', false], ['no-entry', false]]);
-    assert.match(failed.turns[0].note, /the next transcript carries no reply to this turn/);
+    assert.match(failed.turns[0].note, /^not recorded: the next transcript of this conversation \(turn 2\) carries no reply to this turn$/);
+  });
+
+  test("a turn's reply comes from the next transcript of its conversation: side calls, other conversations and a sibling branch in between are skipped", async () => {
+    const env = world();
+    const dir = tempDir();
+    const [a1, a2, a3] = threeTurns(dir);
+    const u1 = { role: 'user', content: 'remember: the port is 8080' };
+    const other = (messages: object[]): string => JSON.stringify({ model: 'gpt-5', workspace: '/work/other', messages, tools: TOOLS });
+    const v1 = { role: 'user', content: 'remember: the colour is blue' };
+    const b1 = write(dir, 'b1.json', other([SYS, v1]));
+    const b2 = write(dir, 'b2.json', other([SYS, v1, { role: 'assistant', content: 'Noted: blue.' }, { role: 'user', content: 'and the size?' }]));
+    // OpenCode's title request: the title agent's system prompt, then the conversation's opener (the same anchor as a1).
+    const title = write(dir, 'title.json', bodyOf([{ role: 'system', content: 'You are a title generator. Reply with a title.' }, u1]));
+    const title2 = write(dir, 'title2.json', bodyOf([{ role: 'user', content: 'Generate a title for this conversation: remember: the port is 8080' }]));
+    // The same opener, another second message: a sibling branch that diverges from a2 and does not continue it.
+    const sibling = write(dir, 'sibling.json', bodyOf([SYS, u1, { role: 'assistant', content: 'Turn 1 of this chat.' }, { role: 'user', content: 'remember: the user is alice' }]));
+    const data = json(await cli(['simulate', '--resume-on', '--json', a1!, title, b1, title2, a2!, sibling, b2, a3!], env));
+    assert.deepEqual(
+      data.turns.map((t: any) => [t.source.replace(/.*\//, ''), `${t.decision}:${t.reason}`, t.chatId, t.recorded]),
+      [
+        ['t1.json', 'fresh:no-entry', 'sim-1', true],
+        ['title.json', 'fresh:side-call', null, false],
+        ['b1.json', 'fresh:no-entry', 'sim-2', true],
+        ['title2.json', 'fresh:side-call', null, false],
+        ['t2.json', 'resume-delta:delta', 'sim-1', true],
+        ['sibling.json', 'fresh:diverged', null, false],
+        ['b2.json', 'resume-delta:delta', 'sim-2', false],
+        ['t3.json', 'resume-delta:delta', 'sim-1', false],
+      ],
+    );
+    assert.match(data.turns[5].note, /^not recorded: no later transcript continues this conversation$/);
+    assert.match(data.turns[6].note, /^not recorded: no later transcript continues this conversation$/);
+    assert.match(data.turns[7].note, /^not recorded: the last turn/);
+  });
+
+  test('agrees with real runs when a title call and another conversation come between turns', async () => {
+    const env = world();
+    const trace = join(tempDir(), 'trace.jsonl');
+    const a = new Conversation(env);
+    const b = new Conversation(env);
+    a.env.CURSOR_RESUME_TRACE = trace;
+    b.env.CURSOR_RESUME_TRACE = trace;
+    const dir = tempDir();
+    const files: string[] = [];
+    const turn = async (c: Conversation, text: string): Promise<void> => {
+      c.messages.push({ role: 'user', content: text });
+      files.push(write(dir, `${files.length + 1}.json`, c.body()));
+      const r = await c.send();
+      assert.equal(r.code, 0, r.stderr);
+    };
+    const titleCall = async (): Promise<void> => {
+      const body = JSON.stringify({ model: 'gpt-5', workspace: a.workspace, messages: [{ role: 'system', content: 'You are a title generator.' }, a.messages[1]] });
+      files.push(write(dir, `${files.length + 1}.json`, body));
+      const r = await runCli(STREAM_ARGS, { env: a.env, input: body });
+      assert.equal(r.code, 0, r.stderr);
+    };
+    await turn(a, 'remember: the port is 8080');
+    await titleCall();
+    await turn(b, 'remember: the colour is blue');
+    await turn(a, 'remember: the host is db');
+    await turn(b, 'remember: the size is 3');
+    await titleCall();
+    await turn(a, 'What do you remember?');
+    const runs = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(
+      runs.map((t) => `${t.decision}:${t.reason}`),
+      ['fresh:no-entry', 'fresh:side-call', 'fresh:no-entry', 'resume-delta:delta', 'resume-delta:delta', 'fresh:side-call', 'resume-delta:delta'],
+      'the real runs resume across the interruptions',
+    );
+    const sim = json(await cli(['simulate', '--json', ...files], env));
+    assert.deepEqual(
+      sim.turns.map((t: any) => [t.decision, t.reason, t.promptBytes, t.fullPromptBytes]),
+      runs.map((t) => [t.decision, t.reason, t.promptBytes, t.fullPromptBytes]),
+    );
   });
 
   test('agrees with real runs through the stand-in, turn by turn', async () => {
