@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import stringWidth from 'string-width';
 import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
@@ -85,7 +86,26 @@ describe('inspect: the table', { concurrency: true }, () => {
     for (const row of rows) assert.equal(row.slice(at, at + 5), 'gpt-5');
     assert.match(lines[3]!, /^2 branches of 1 conversation \(2 of 64 entries\), \d+ B of prompt saved; helper pid \d+/);
     assert.doesNotMatch(r.stdout, /remember|8080|alice/, 'the cache holds no text');
-    assert.ok(r.stdout.includes(c.workspace) || r.stdout.includes('…'), 'workspace shown');
+    // The workspace (short enough to be shown whole) in its column, on every row.
+    const ws = lines[0]!.indexOf('WORKSPACE');
+    for (const row of rows) assert.equal(row.slice(ws, ws + c.workspace.length + 2), `${c.workspace}  `, row);
+  });
+
+  test('a workspace with wide characters keeps the row aligned on a terminal', async () => {
+    const env = world();
+    const c = new Conversation(env);
+    const workspace = join(tempDir(), '项目');
+    mkdirSync(workspace);
+    Object.assign(c, { workspace });
+    assert.equal((await c.turn('remember: the port is 8080')).code, 0);
+    const r = await cli(['inspect'], env);
+    assert.equal(r.code, 0, r.stderr);
+    const [header, row] = r.stdout.split('\n');
+    assert.ok(row!.includes(`  ${workspace}  `), row);
+    // Each of 项 and 目 takes two columns: what stands before MODEL must be as wide as in the header.
+    for (const [name, cell] of [['MODEL', 'gpt-5'], ['CHAT', c.lastTrace().chatId as string]] as const) {
+      assert.equal(stringWidth(row!.slice(0, row!.indexOf(` ${cell.slice(0, 7)}`) + 1)), header!.indexOf(name), `${name} column`);
+    }
   });
 
   test('--json: every field, full IDs', async () => {
