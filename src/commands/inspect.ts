@@ -220,6 +220,14 @@ interface CacheView {
 
 async function explain(file: string, options: InspectOptions, rest: string[], settings: Settings): Promise<void> {
   const caller = runLine(options, rest);
+  // A run line with a word (a prompt or a subcommand) or --version reads no transcript: a run hands it
+  // all to cursor-agent, so there would be no decision to explain.
+  const word = caller.positionals[0] ?? (caller.version ? '--version' : undefined);
+  if (word !== undefined) {
+    throw new UsageError(
+      `inspect --transcript: the run line has "${word}"; with a prompt word, a subcommand or --version a run hands everything to cursor-agent and reads no transcript. Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
+    );
+  }
   const conversation = parseFrom(await readSource(file), file);
   const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);

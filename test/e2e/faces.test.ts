@@ -378,6 +378,55 @@ describe('config', { concurrency: true }, () => {
   });
 });
 
+describe('arguments', () => {
+  test('every subcommand refuses excess and missing arguments: exit 2, a message, nothing printed or written', async () => {
+    const env = world();
+    const dir = tempDir();
+    const body = write(dir, 'body.json', JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+    const tooMany = (name: string): RegExp => new RegExp(`^cursor-resume: too many arguments for '${name}'\\. Expected \\d arguments? but got \\d+\\.\n\\(add --help for usage and examples\\)\n$`);
+    const missing = (name: string): RegExp => new RegExp(`^cursor-resume: missing required argument '${name}'\n`);
+    const noSetting = (word: string): RegExp => new RegExp(`^cursor-resume: config list: "${word}" changes no setting; after "--" give only --verbose and --trace FILE`);
+    const prompt = (word: string): RegExp => new RegExp(`^cursor-resume: inspect --transcript: the run line has "${word}"; .* Give only flags after "--"`);
+    const cases: Array<[string[], RegExp]> = [
+      [['config', 'a', 'b'], tooMany('config')],
+      [['config', 'list', 'extra'], noSetting('extra')],
+      [['config', 'list', '--json', 'extra'], noSetting('extra')],
+      [['config', 'list', '--', '--print'], noSetting('--print')],
+      [['config', 'list', '--', '--verbose', '--model', 'gpt-5'], noSetting('--model')],
+      [['config', 'list', '--', '--dry-run'], noSetting('--dry-run')],
+      [['config', 'get'], missing('name')],
+      [['config', 'get', 'ttlMinutes', 'extra'], tooMany('get')],
+      [['config', 'set', 'ttlMinutes'], missing('value')],
+      [['config', 'set', 'ttlMinutes', '30', 'extra'], tooMany('set')],
+      [['config', 'unset'], missing('name')],
+      [['config', 'unset', 'ttlMinutes', 'extra'], tooMany('unset')],
+      [['config', 'path', 'extra'], tooMany('path')],
+      [['inspect', 'extra'], /^cursor-resume: a run line, --model and --workspace go with --transcript FILE/],
+      [['inspect', '--transcript', body, 'extra'], prompt('extra')],
+      [['inspect', '--transcript', body, '--', '--print', 'status'], prompt('status')],
+      [['inspect', '--transcript', body, '--', '--version'], prompt('--version')],
+      [['inspect', '--transcript'], /^cursor-resume: option '--transcript <file>' argument missing/],
+      [['evict'], /^cursor-resume: evict what\? Give an anchor/],
+      [['evict', 'abcd', 'ef01'], tooMany('evict')],
+      [['evict', '--all', 'abcd'], /^cursor-resume: give an anchor or --all, not both/],
+      [['simulate'], missing('file')],
+      [['simulate', body, '--gap'], /^cursor-resume: option '--gap <minutes>' argument missing/],
+      [['simulate', body, '--expect'], /^cursor-resume: option '--expect <decisions>' argument missing/],
+      [['helper', 'start', 'extra'], tooMany('start')],
+      [['helper', 'stop', 'extra'], tooMany('stop')],
+      [['helper', 'status', 'extra'], tooMany('status')],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await cli(args, env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '', args.join(' '));
+      assert.match(r.stderr, expected, args.join(' '));
+    }
+    assert.equal(existsSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume')), false, 'no config file written');
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper started');
+  });
+});
+
 // ---- simulate ---------------------------------------------------------------------
 
 const SYS = { role: 'system', content: 'You are a careful coding agent.' };
