@@ -55,7 +55,7 @@ export function addSimulateCommand(program: Command): Command {
   return program
     .command('simulate')
     .description('run a sequence of transcripts through the decision engine, with a private cache and a scripted agent')
-    .argument('<file...>', 'transcripts in turn order; a .jsonl file (or "-" for stdin) holds one per line')
+    .argument('<file...>', 'transcripts in turn order; a .jsonl or .ndjson file (or "-" for stdin) holds one per line')
     .option('--expect <decisions>', 'comma-separated decisions to expect, one per turn; each may name its reason: fresh:no-entry,resume-delta')
     .option('--resume-on', 'simulate with resume on, whatever CURSOR_ACP_SESSION_RESUME says')
     .option('--model <model>', 'as on a run line, for every turn')
@@ -130,14 +130,17 @@ function parseGap(text: string): number {
   return minutes * 60_000;
 }
 
-/** Every turn of every file, in order. A .jsonl file (and stdin) holds one transcript per non-blank line. */
+/** The names of files that hold one transcript per line (JSON Lines goes by both). */
+const JSON_LINES = /\.(jsonl|ndjson)$/;
+
+/** Every turn of every file, in order. A .jsonl or .ndjson file (and stdin) holds one transcript per non-blank line. */
 async function loadTurns(files: string[]): Promise<Turn[]> {
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('"-" (stdin) can be given once');
   const turns: Turn[] = [];
   for (const file of files) {
     const data = await readSource(file);
-    if (file !== '-' && !file.endsWith('.jsonl')) {
-      turns.push({ source: file, conversation: parseFrom(data, file) });
+    if (file !== '-' && !JSON_LINES.test(file)) {
+      turns.push({ source: file, conversation: parseOne(data, file) });
       continue;
     }
     const label = file === '-' ? 'stdin' : file;
@@ -149,6 +152,32 @@ async function loadTurns(files: string[]): Promise<Turn[]> {
   }
   if (turns.length === 0) throw new UsageError(`no transcripts in ${files.join(', ')}`);
   return turns;
+}
+
+/**
+ * One transcript from a file with any other name. When it does not parse but holds
+ * several JSON objects, one per line, the useful next step is the file's name, not
+ * the JSON error.
+ */
+function parseOne(data: Buffer, file: string): Conversation {
+  try {
+    return parseFrom(data, file);
+  } catch (error) {
+    const lines = data.toString('utf8').split('\n').filter((line) => line.trim() !== '');
+    if (lines.length > 1 && lines.every(isJsonObject)) {
+      throw new UsageError(`${file} looks like JSON Lines (${lines.length} JSON objects, one per line): name it .jsonl (or .ndjson) to simulate one turn per line`);
+    }
+    throw error;
+  }
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
 }
 
 /**

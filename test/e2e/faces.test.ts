@@ -524,6 +524,12 @@ describe('simulate', { concurrency: true }, () => {
     const viaFile = json(await cli(['simulate', '--resume-on', '--json', jsonl], env));
     assert.deepEqual(viaFile.turns.map((t: any) => t.source), [`${jsonl}:1`, `${jsonl}:2`, `${jsonl}:3`]);
     assert.deepEqual(viaFile.turns.map((t: any) => t.decision), ['fresh', 'resume-delta', 'resume-delta']);
+    const ndjson = write(dir, 'conversation.ndjson', lines);
+    assert.deepEqual(json(await cli(['simulate', '--resume-on', '--json', ndjson], env)).turns.map((t: any) => [t.source, t.decision]), [
+      [`${ndjson}:1`, 'fresh'],
+      [`${ndjson}:2`, 'resume-delta'],
+      [`${ndjson}:3`, 'resume-delta'],
+    ]);
     const viaStdin = json(await cli(['simulate', '--resume-on', '--json', '-'], env, lines));
     assert.deepEqual(viaStdin.turns.map((t: any) => [t.source, t.decision]), [['stdin:1', 'fresh'], ['stdin:2', 'resume-delta'], ['stdin:3', 'resume-delta']]);
 
@@ -647,6 +653,12 @@ describe('simulate', { concurrency: true }, () => {
       [['simulate', join(dir, 'nope.json')], /cannot read the transcript .*nope\.json: no such file/],
       [['simulate', write(dir, 'bad.jsonl', `${readFileSync(files[0]!, 'utf8')}\n{"messages": 3}\n`)], /bad\.jsonl:2: /],
       [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in /],
+      [
+        ['simulate', write(dir, 'conversation.txt', files.map((f) => readFileSync(f, 'utf8')).join('\n'))],
+        /^cursor-resume: \S+conversation\.txt looks like JSON Lines \(3 JSON objects, one per line\): name it \.jsonl \(or \.ndjson\) to simulate one turn per line\n$/,
+      ],
+      // Not JSON Lines (the second line is not an object): the JSON error itself is the useful one.
+      [['simulate', write(dir, 'two.json', `${readFileSync(files[0]!, 'utf8')}\n[1]\n`)], /^cursor-resume: \S+two\.json: not valid JSON/],
     ];
     for (const [args, expected] of cases) {
       const r = await cli(args, env);
