@@ -65,8 +65,9 @@ against the full prompt, and the decision with its reason code. Runs nothing and
 (the lookup marks the entry as recently used, as a run would). Set CURSOR_ACP_SESSION_RESUME as the
 run you are explaining has it.
 
-Exit status: 0; 1 when the helper cannot be reached or answers badly; 2 for a bad command line or
-transcript.
+Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with
+--transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0); 2 for a
+bad command line or transcript.
 
 Examples:
   cursor-resume inspect

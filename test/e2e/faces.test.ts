@@ -4,7 +4,7 @@
 // the stand-in cursor-agent; every helper a test starts is stopped at the end.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
@@ -217,6 +217,26 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     assert.match(human.stdout, /^cache +no helper running: empty cache \(a run would start one\)$/m);
     assert.match(human.stdout, /^transcript +stdin: openai, 2 messages, 0 tools$/m);
     assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was started');
+  });
+
+  test('a helper that cannot be reached: the table exits 1, --transcript explains no-cache and exits 0, as --help says', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    // A symlinked runtime dir is refused: no helper can be reached there.
+    const env = world({ CURSOR_RESUME_RUNTIME_DIR: join(dir, 'link') });
+    const table = await cli(['inspect'], env);
+    assert.equal(table.code, 1);
+    assert.match(table.stderr, /^cursor-resume: cannot reach the helper: refusing the helper runtime dir .*symbolic link/);
+    const body = write(dir, 'body.json', JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+    const view = await cli(['inspect', '--transcript', body, '--json'], env);
+    assert.equal(view.code, 0, view.stderr);
+    assert.equal(view.stderr, '');
+    const data = JSON.parse(view.stdout);
+    assert.equal(data.cache.state, 'unreachable');
+    assert.deepEqual([data.decision.decision, data.decision.reason], ['fresh', 'no-cache']);
+    const help = (await cli(['inspect', '--help'], env)).stdout.replace(/\s+/g, ' ');
+    assert.match(help, /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly \(with --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0\)/);
   });
 
   test('bad arguments and transcripts: exit 2, one line saying what to do', async () => {
