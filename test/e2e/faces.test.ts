@@ -755,9 +755,13 @@ describe('presentation', { concurrency: true }, () => {
 
   test('every command has --help with examples', async () => {
     const env = world();
-    const commands = [['inspect'], ['evict'], ['config'], ['config', 'list'], ['config', 'get'], ['config', 'set'], ['config', 'unset'], ['config', 'path'], ['simulate'], ['helper']];
+    const commands = await ourCommands();
+    // Taken from the program itself, so a new command is checked too; these at least must be there.
+    for (const name of ['inspect', 'evict', 'config', 'config list', 'config get', 'config set', 'config unset', 'config path', 'simulate', 'helper', 'helper start', 'helper stop', 'helper status']) {
+      assert.ok(commands.some((c) => c.path.join(' ') === name), name);
+    }
     await Promise.all(
-      commands.map(async (command) => {
+      commands.map(async ({ path: command }) => {
         const r = await cli([...command, '--help'], env);
         assert.equal(r.code, 0, `${command.join(' ')}: ${r.stderr}`);
         assert.match(r.stdout, /^Usage: cursor-resume /);
@@ -767,7 +771,35 @@ describe('presentation', { concurrency: true }, () => {
     const top = await cli(['--help'], env);
     assert.match(top.stdout, /inspect .*\n[\s\S]*evict[\s\S]*config[\s\S]*simulate/);
   });
+
+  test('the README names exactly the commands that take --json, and those that print a plain line', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    const claim = /These print one JSON object for scripts with `--json`: ([^;]+); ([^.]+) print one plain line\./.exec(readme);
+    assert.ok(claim, 'the README says which commands take --json');
+    const named = (text: string): string[] => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+    const commands = await ourCommands();
+    // Only the leaves: a parent such as `config` or `helper` runs a subcommand.
+    const leaves = commands.filter((c) => c.leaf);
+    assert.deepEqual(named(claim[1]!), leaves.filter((c) => c.json).map((c) => c.path.join(' ')).sort());
+    assert.deepEqual(named(claim[2]!), leaves.filter((c) => !c.json).map((c) => c.path.join(' ')).sort());
+  });
 });
+
+/** Every command of ours, from the program the binary runs: its words, whether it has --json, whether it has subcommands. */
+async function ourCommands(): Promise<Array<{ path: string[]; json: boolean; leaf: boolean }>> {
+  const { buildProgram } = await import('../../src/program.js');
+  type Cmd = ReturnType<typeof buildProgram>;
+  const out: Array<{ path: string[]; json: boolean; leaf: boolean }> = [];
+  const walk = (command: Cmd, path: string[]): void => {
+    for (const sub of command.commands) {
+      const words = [...path, sub.name()];
+      out.push({ path: words, json: sub.options.some((o) => o.long === '--json'), leaf: sub.commands.length === 0 });
+      walk(sub, words);
+    }
+  };
+  walk(buildProgram(), []);
+  return out;
+}
 
 describe('the manual page', () => {
   const page = join(ROOT, 'man', 'cursor-resume.1');
