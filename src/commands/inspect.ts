@@ -55,8 +55,9 @@ export function addInspectCommand(program: Command): Command {
       `
 Without --transcript: one row per cached branch (a Cursor chat of a conversation): anchor, workspace,
 model, chat ID, which branch of its anchor, turns, messages known, time since its last turn, time
-left, last outcome, prompt bytes saved so far. Nothing is started: with no helper running it says so
-(exit 0). The cache holds hashes, IDs, counts and times, never message text.
+left, last outcome, prompt bytes saved so far (with --json, ageMs is the time since the last turn,
+updatedAt, not since createdAt). Nothing is started: with no helper running it says so (exit 0). The
+cache holds hashes, IDs, counts and times, never message text.
 
 With --transcript: the decision a run would make for that transcript, step by step: resume on or off
 and why, side call or not, the anchor and what went into it, the branches found (looked up through a

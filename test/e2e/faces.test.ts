@@ -120,6 +120,16 @@ describe('inspect: the table', { concurrency: true }, () => {
       'anchor', 'chatId', 'workspace', 'model', 'branches', 'turns', 'knownCount', 'createdAt', 'updatedAt',
       'ageMs', 'ttlLeftMs', 'lastOutcome', 'state', 'leased', 'version', 'bytesSaved', 'toolsFingerprint',
     ]);
+    // The README lists the same fields, and says ageMs counts from the last turn.
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    const documented = /`entries`, one per branch: (.*?`toolsFingerprint`)\./.exec(readme)?.[1] ?? '';
+    const names = [...documented.replace(/ \([^)]*\)/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    assert.deepEqual(names, Object.keys(newest), 'the README documents every entry field');
+    assert.match(documented, /`ageMs` \(milliseconds since its \*last\* turn, that is since `updatedAt`, not since `createdAt`\)/);
+    const sinceLastTurn = Date.now() - Date.parse(newest.updatedAt);
+    assert.ok(newest.ageMs >= 0 && newest.ageMs <= sinceLastTurn, 'ageMs counts from updatedAt');
+    assert.ok(Date.parse(older.createdAt) < Date.parse(older.updatedAt), 'two turns: created before its last turn');
+    assert.ok(older.ageMs < Date.now() - Date.parse(older.createdAt), 'ageMs does not count from createdAt');
     assert.equal(newest.anchor, anchor);
     assert.equal(newest.workspace, c.workspace);
     assert.equal(newest.model, 'gpt-5');
