@@ -811,6 +811,21 @@ async function ourCommands(): Promise<Array<{ path: string[]; json: boolean; lea
   return out;
 }
 
+describe('the README', () => {
+  test('its reason-code table lists exactly the codes a plan can give, in their order', async () => {
+    const { REASONS } = await import('../../src/resume/reasons.js');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = /^### Reason codes\n([\s\S]*?)\n(?=#)/m.exec(readme)?.[1] ?? '';
+    const rows = section.split('\n').filter((line) => /^\| `/.test(line));
+    assert.deepEqual(rows.map((row) => /^\| `([^`]+)` \|/.exec(row)?.[1]), Object.keys(REASONS));
+    // The decision column: only delta resumes; unsafe-delta may resume with the full prompt.
+    for (const row of rows) {
+      const [, code, decision] = /^\| `([^`]+)` \| ([^|]+) \|/.exec(row)!;
+      assert.equal(decision!.trim(), code === 'delta' ? 'resume-delta' : code === 'unsafe-delta' ? 'fresh or resume-full' : 'fresh', code);
+    }
+  });
+});
+
 describe('the manual page', () => {
   const page = join(ROOT, 'man', 'cursor-resume.1');
 
@@ -843,7 +858,9 @@ describe('the manual page', () => {
     ];
     for (const name of variables) assert.ok(plain.includes(`.B ${name}\n`), `ENVIRONMENT names ${name}`);
     for (const name of Object.keys(SETTINGS)) assert.ok(plain.includes(name), `FILES names the setting ${name}`);
-    for (const reason of Object.keys(REASONS)) assert.ok(plain.includes(`.B ${reason}\n`), `reason ${reason}`);
+    // The list under "Decisions and reason codes" names exactly the codes, in their order.
+    const reasons = /^\.SS Decisions and reason codes\n([\s\S]*?)^\.SH /m.exec(plain)?.[1]?.split('Each comes with a reason code:')[1] ?? '';
+    assert.deepEqual([...reasons.matchAll(/^\.T[PQ].*\n\.B (\S+)$/gm)].map((m) => m[1]), Object.keys(REASONS));
     for (const code of ['126', '127', '141', '128+', '.B 2\n', '.B 3\n']) assert.ok(plain.includes(code), `exit status ${code}`);
   });
 });
