@@ -2,7 +2,7 @@
 // Pure functions (the environment and the stream are arguments) so the rules can
 // be unit-tested; nothing here is used on the run path.
 import { Chalk, type ChalkInstance } from 'chalk';
-import { stripVTControlCharacters } from 'node:util';
+import stringWidth from 'string-width';
 
 export type ColorLevel = 0 | 1 | 2 | 3;
 
@@ -33,8 +33,12 @@ export function paint(options: { json?: boolean; stream?: { isTTY?: boolean }; e
   return new Chalk({ level: colorLevel(options.stream ?? process.stdout, options.env ?? process.env) });
 }
 
-/** Visible width of a cell: colour codes take no room. */
-export const visibleWidth = (text: string): number => [...stripVTControlCharacters(text)].length;
+/**
+ * Columns a cell takes on a terminal: colour codes none, an East Asian wide
+ * character or an emoji two, a combining mark none (code points would misalign
+ * a row with a path like /tmp/项目).
+ */
+export const visibleWidth = (text: string): number => stringWidth(text);
 
 export interface Column {
   header: string;
@@ -106,9 +110,6 @@ export function shortIds(ids: Iterable<string>, min = 7): Map<string, string> {
   }
   return out;
 }
-
-/** One ID shortened alone (no others to tell it from). */
-export const shortId = (id: string, min = 7): string => id.slice(0, min);
 
 /** A path for a person: the home folder as ~, and a long path cut at the front with "…". */
 export function shortPath(path: string, home: string | undefined, max = 40): string {

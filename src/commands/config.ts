@@ -144,6 +144,13 @@ Examples:
 
 function listSettings(rest: string[], options: { json?: boolean }): void {
   const caller = runLine({}, rest);
+  // Only these two change a setting; anything else would be silently ignored.
+  const other = caller.dryRun ? '--dry-run' : caller.agentArgs[0];
+  if (other !== undefined) {
+    throw new UsageError(
+      `config list: "${other}" changes no setting; after "--" give only --verbose and --trace FILE: cursor-resume config list -- --verbose`,
+    );
+  }
   const flags: Partial<Settings> = {
     ...(caller.verbose ? { verbose: true } : {}),
     ...(caller.trace !== undefined ? { trace: caller.trace } : {}),

@@ -55,8 +55,9 @@ export function addInspectCommand(program: Command): Command {
       `
 Without --transcript: one row per cached branch (a Cursor chat of a conversation): anchor, workspace,
 model, chat ID, which branch of its anchor, turns, messages known, time since its last turn, time
-left, last outcome, prompt bytes saved so far. Nothing is started: with no helper running it says so
-(exit 0). The cache holds hashes, IDs, counts and times, never message text.
+left, last outcome, prompt bytes saved so far (with --json, ageMs is the time since the last turn,
+updatedAt, not since createdAt). Nothing is started: with no helper running it says so (exit 0). The
+cache holds hashes, IDs, counts and times, never message text.
 
 With --transcript: the decision a run would make for that transcript, step by step: resume on or off
 and why, side call or not, the anchor and what went into it, the branches found (looked up through a
@@ -65,8 +66,9 @@ against the full prompt, and the decision with its reason code. Runs nothing and
 (the lookup marks the entry as recently used, as a run would). Set CURSOR_ACP_SESSION_RESUME as the
 run you are explaining has it.
 
-Exit status: 0; 1 when the helper cannot be reached or answers badly; 2 for a bad command line or
-transcript.
+Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with
+--transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0); 2 for a
+bad command line or transcript.
 
 Examples:
   cursor-resume inspect
@@ -220,6 +222,14 @@ interface CacheView {
 
 async function explain(file: string, options: InspectOptions, rest: string[], settings: Settings): Promise<void> {
   const caller = runLine(options, rest);
+  // A run line with a word (a prompt or a subcommand) or --version reads no transcript: a run hands it
+  // all to cursor-agent, so there would be no decision to explain.
+  const word = caller.positionals[0] ?? (caller.version ? '--version' : undefined);
+  if (word !== undefined) {
+    throw new UsageError(
+      `inspect --transcript: the run line has "${word}"; with a prompt word, a subcommand or --version a run hands everything to cursor-agent and reads no transcript. Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
+    );
+  }
   const conversation = parseFrom(await readSource(file), file);
   const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);

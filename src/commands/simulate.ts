@@ -3,9 +3,12 @@
 // BranchStore and a scripted agent. No helper, no cursor-agent, no account, no
 // file written: a CI job can reproduce what a real sequence of runs decides.
 //
-// The scripted agent: cursor's reply to turn N is the assistant message that turn
-// N+1's transcript carries right after turn N's messages. A turn whose reply is
-// unknown (the last one, or one the next transcript carries no reply for) is
+// The scripted agent: cursor's reply to turn N is the assistant message that the
+// next later transcript of the same conversation (the same anchor, beginning with
+// turn N's messages) carries right after turn N's messages. Side calls (a title
+// request) and other conversations in between are skipped, as they are on real
+// runs: they never touch this conversation's chat. A turn whose reply is unknown
+// (no later transcript continues it, or the one that does carries no reply) is
 // treated as a run whose cursor-agent gave no usable reply: nothing is recorded,
 // and a branch it resumed stays as it was. That is what a real run does, and the
 // only safe reading: a transcript without cursor's reply is either a retry after
@@ -17,7 +20,7 @@ import { resolveSettings, type Settings } from '../config.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, planTurn, usesCache, type Plan } from '../plan.js';
 import { bytes, fail, paint, plural, printJson, table } from '../present.js';
-import type { DecisionKind } from '../resume/decide.js';
+import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
@@ -52,7 +55,7 @@ export function addSimulateCommand(program: Command): Command {
   return program
     .command('simulate')
     .description('run a sequence of transcripts through the decision engine, with a private cache and a scripted agent')
-    .argument('<file...>', 'transcripts in turn order; a .jsonl file (or "-" for stdin) holds one per line')
+    .argument('<file...>', 'transcripts in turn order; a .jsonl or .ndjson file (or "-" for stdin) holds one per line')
     .option('--expect <decisions>', 'comma-separated decisions to expect, one per turn; each may name its reason: fresh:no-entry,resume-delta')
     .option('--resume-on', 'simulate with resume on, whatever CURSOR_ACP_SESSION_RESUME says')
     .option('--model <model>', 'as on a run line, for every turn')
@@ -64,9 +67,11 @@ export function addSimulateCommand(program: Command): Command {
       `
 Each transcript is one turn, planned exactly as a run plans it (the same analysis, decision, prompt and
 argv), against an in-memory cache that lives for this command only. cursor's reply to turn N is the
-assistant message that turn N+1's transcript carries right after turn N's messages, and it is recorded
-as a run records a successful turn (the chat IDs are sim-1, sim-2, ...). A turn with no such reply (the
-last one, or a retry after a failure) is not recorded, as a run whose cursor-agent gave no reply.
+assistant message that the next later transcript of the same conversation (same anchor, beginning with
+turn N's messages) carries right after them; side calls and other conversations in between are
+skipped. That reply is recorded as a run records a successful turn (the chat IDs are sim-1, sim-2,
+...). A turn with no such reply (none continues it, or a retry after a failure) is not recorded, as a
+run whose cursor-agent gave no reply.
 
 Resume follows CURSOR_ACP_SESSION_RESUME, as a run does (off: every turn is fresh); --resume-on turns
 it on. The config file's settings apply (side-call patterns, unsafeDelta, ttlMinutes, maxEntries).
@@ -125,14 +130,17 @@ function parseGap(text: string): number {
   return minutes * 60_000;
 }
 
-/** Every turn of every file, in order. A .jsonl file (and stdin) holds one transcript per non-blank line. */
+/** The names of files that hold one transcript per line (JSON Lines goes by both). */
+const JSON_LINES = /\.(jsonl|ndjson)$/;
+
+/** Every turn of every file, in order. A .jsonl or .ndjson file (and stdin) holds one transcript per non-blank line. */
 async function loadTurns(files: string[]): Promise<Turn[]> {
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('"-" (stdin) can be given once');
   const turns: Turn[] = [];
   for (const file of files) {
     const data = await readSource(file);
-    if (file !== '-' && !file.endsWith('.jsonl')) {
-      turns.push({ source: file, conversation: parseFrom(data, file) });
+    if (file !== '-' && !JSON_LINES.test(file)) {
+      turns.push({ source: file, conversation: parseOne(data, file) });
       continue;
     }
     const label = file === '-' ? 'stdin' : file;
@@ -146,10 +154,51 @@ async function loadTurns(files: string[]): Promise<Turn[]> {
   return turns;
 }
 
-/** The reply a scripted cursor gave to `turn`: the assistant message `next` carries right after its messages. */
-function scriptedReply(turn: Conversation, next: Conversation | undefined): Message | undefined {
-  const message = next?.messages[turn.messages.length];
-  return message?.role === 'assistant' ? message : undefined;
+/**
+ * One transcript from a file with any other name. When it does not parse but holds
+ * several JSON objects, one per line, the useful next step is the file's name, not
+ * the JSON error.
+ */
+function parseOne(data: Buffer, file: string): Conversation {
+  try {
+    return parseFrom(data, file);
+  } catch (error) {
+    const lines = data.toString('utf8').split('\n').filter((line) => line.trim() !== '');
+    if (lines.length > 1 && lines.every(isJsonObject)) {
+      throw new UsageError(`${file} looks like JSON Lines (${lines.length} JSON objects, one per line): name it .jsonl (or .ndjson) to simulate one turn per line`);
+    }
+    throw error;
+  }
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where a scripted cursor's reply to turn `i` comes from: the first later turn of
+ * the same conversation (the same anchor, its messages beginning with turn i's),
+ * and the message it carries right after them when that is cursor's. Another
+ * conversation, or a side call (its first system or user message is not turn
+ * i's), fails that test and is skipped. `continuedBy` is null when no later turn
+ * continues this one.
+ */
+function scriptedReply(analyses: ReadonlyArray<Analysis>, i: number): { continuedBy: number | null; reply: Message | undefined } {
+  const turn = analyses[i]!;
+  const known = turn.digests.length;
+  for (let j = i + 1; j < analyses.length; j++) {
+    const later = analyses[j]!;
+    if (turn.anchor === null || later.anchor !== turn.anchor) continue;
+    if (later.digests.length <= known || turn.digests.some((d, k) => later.digests[k] !== d)) continue;
+    const message = later.conversation.messages[known];
+    return { continuedBy: j, reply: message?.role === 'assistant' ? message : undefined };
+  }
+  return { continuedBy: null, reply: undefined };
 }
 
 interface TurnResult {
@@ -181,18 +230,20 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
   });
   const caller = runLine(options);
   let chats = 0;
+  // Every turn analysed up front (pure): a turn's reply is found in a later one.
+  const analysed = turns.map((turn) => {
+    const { context } = contextFor(turn.conversation, caller, settings, env);
+    return { context, analysis: analyzeTurn(turn.conversation, context) };
+  });
+  const analyses = analysed.map((a) => a.analysis);
   return turns.map((turn, i): TurnResult => {
     if (i > 0) now += gapMs;
-    const { context } = contextFor(turn.conversation, caller, settings, env);
-    const analysis = analyzeTurn(turn.conversation, context);
+    const { context, analysis } = analysed[i]!;
     const branches = usesCache(analysis, context) ? store.lookup(analysis.anchor!) : [];
-    let plan: Plan = planTurn(analysis, context, { branches });
-    if (plan.decision !== 'fresh') {
-      // As a run does: lease the chat before using it (always free here: one turn at a time).
-      const lease = store.lease(plan.anchor!, plan.chatId!, plan.baseVersion!, HOLDER);
-      if (!lease.granted) plan = planTurn(analysis, context, { branches: branches.map((b) => (b.chatId === plan.chatId ? { ...b, leased: true } : b)) });
-    }
-    const reply = scriptedReply(turn.conversation, turns[i + 1]?.conversation);
+    const plan: Plan = planTurn(analysis, context, { branches });
+    // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
+    if (plan.decision !== 'fresh') store.lease(plan.anchor!, plan.chatId!, plan.baseVersion!, HOLDER);
+    const { continuedBy, reply } = scriptedReply(analyses, i);
     let chatId = plan.chatId;
     let recorded = false;
     let note: string;
@@ -200,7 +251,12 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
       note = 'not recorded: this turn never touches the cache';
     } else if (!reply) {
       store.release(HOLDER);
-      note = i === turns.length - 1 ? 'not recorded: the last turn (no next transcript carries its reply)' : 'not recorded: the next transcript carries no reply to this turn';
+      note =
+        continuedBy !== null
+          ? `not recorded: the next transcript of this conversation (turn ${continuedBy + 1}) carries no reply to this turn`
+          : i === turns.length - 1
+            ? 'not recorded: the last turn (no later transcript carries its reply)'
+            : 'not recorded: no later transcript continues this conversation';
     } else {
       chatId = plan.decision === 'fresh' ? `sim-${++chats}` : plan.chatId!;
       // Exactly what a run records: every message's digest, then cursor's reply.

@@ -4,9 +4,10 @@
 // the stand-in cursor-agent; every helper a test starts is stopped at the end.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import stringWidth from 'string-width';
 import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
@@ -85,7 +86,26 @@ describe('inspect: the table', { concurrency: true }, () => {
     for (const row of rows) assert.equal(row.slice(at, at + 5), 'gpt-5');
     assert.match(lines[3]!, /^2 branches of 1 conversation \(2 of 64 entries\), \d+ B of prompt saved; helper pid \d+/);
     assert.doesNotMatch(r.stdout, /remember|8080|alice/, 'the cache holds no text');
-    assert.ok(r.stdout.includes(c.workspace) || r.stdout.includes('…'), 'workspace shown');
+    // The workspace (short enough to be shown whole) in its column, on every row.
+    const ws = lines[0]!.indexOf('WORKSPACE');
+    for (const row of rows) assert.equal(row.slice(ws, ws + c.workspace.length + 2), `${c.workspace}  `, row);
+  });
+
+  test('a workspace with wide characters keeps the row aligned on a terminal', async () => {
+    const env = world();
+    const c = new Conversation(env);
+    const workspace = join(tempDir(), '项目');
+    mkdirSync(workspace);
+    Object.assign(c, { workspace });
+    assert.equal((await c.turn('remember: the port is 8080')).code, 0);
+    const r = await cli(['inspect'], env);
+    assert.equal(r.code, 0, r.stderr);
+    const [header, row] = r.stdout.split('\n');
+    assert.ok(row!.includes(`  ${workspace}  `), row);
+    // Each of 项 and 目 takes two columns: what stands before MODEL must be as wide as in the header.
+    for (const [name, cell] of [['MODEL', 'gpt-5'], ['CHAT', c.lastTrace().chatId as string]] as const) {
+      assert.equal(stringWidth(row!.slice(0, row!.indexOf(` ${cell.slice(0, 7)}`) + 1)), header!.indexOf(name), `${name} column`);
+    }
   });
 
   test('--json: every field, full IDs', async () => {
@@ -100,6 +120,16 @@ describe('inspect: the table', { concurrency: true }, () => {
       'anchor', 'chatId', 'workspace', 'model', 'branches', 'turns', 'knownCount', 'createdAt', 'updatedAt',
       'ageMs', 'ttlLeftMs', 'lastOutcome', 'state', 'leased', 'version', 'bytesSaved', 'toolsFingerprint',
     ]);
+    // The README lists the same fields, and says ageMs counts from the last turn.
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    const documented = /`entries`, one per branch: (.*?`toolsFingerprint`)\./.exec(readme)?.[1] ?? '';
+    const names = [...documented.replace(/ \([^)]*\)/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]);
+    assert.deepEqual(names, Object.keys(newest), 'the README documents every entry field');
+    assert.match(documented, /`ageMs` \(milliseconds since its \*last\* turn, that is since `updatedAt`, not since `createdAt`\)/);
+    const sinceLastTurn = Date.now() - Date.parse(newest.updatedAt);
+    assert.ok(newest.ageMs >= 0 && newest.ageMs <= sinceLastTurn, 'ageMs counts from updatedAt');
+    assert.ok(Date.parse(older.createdAt) < Date.parse(older.updatedAt), 'two turns: created before its last turn');
+    assert.ok(older.ageMs < Date.now() - Date.parse(older.createdAt), 'ageMs does not count from createdAt');
     assert.equal(newest.anchor, anchor);
     assert.equal(newest.workspace, c.workspace);
     assert.equal(newest.model, 'gpt-5');
@@ -197,6 +227,26 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     assert.match(human.stdout, /^cache +no helper running: empty cache \(a run would start one\)$/m);
     assert.match(human.stdout, /^transcript +stdin: openai, 2 messages, 0 tools$/m);
     assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was started');
+  });
+
+  test('a helper that cannot be reached: the table exits 1, --transcript explains no-cache and exits 0, as --help says', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    // A symlinked runtime dir is refused: no helper can be reached there.
+    const env = world({ CURSOR_RESUME_RUNTIME_DIR: join(dir, 'link') });
+    const table = await cli(['inspect'], env);
+    assert.equal(table.code, 1);
+    assert.match(table.stderr, /^cursor-resume: cannot reach the helper: refusing the helper runtime dir .*symbolic link/);
+    const body = write(dir, 'body.json', JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+    const view = await cli(['inspect', '--transcript', body, '--json'], env);
+    assert.equal(view.code, 0, view.stderr);
+    assert.equal(view.stderr, '');
+    const data = JSON.parse(view.stdout);
+    assert.equal(data.cache.state, 'unreachable');
+    assert.deepEqual([data.decision.decision, data.decision.reason], ['fresh', 'no-cache']);
+    const help = (await cli(['inspect', '--help'], env)).stdout.replace(/\s+/g, ' ');
+    assert.match(help, /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly \(with --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0\)/);
   });
 
   test('bad arguments and transcripts: exit 2, one line saying what to do', async () => {
@@ -358,6 +408,55 @@ describe('config', { concurrency: true }, () => {
   });
 });
 
+describe('arguments', () => {
+  test('every subcommand refuses excess and missing arguments: exit 2, a message, nothing printed or written', async () => {
+    const env = world();
+    const dir = tempDir();
+    const body = write(dir, 'body.json', JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+    const tooMany = (name: string): RegExp => new RegExp(`^cursor-resume: too many arguments for '${name}'\\. Expected \\d arguments? but got \\d+\\.\n\\(add --help for usage and examples\\)\n$`);
+    const missing = (name: string): RegExp => new RegExp(`^cursor-resume: missing required argument '${name}'\n`);
+    const noSetting = (word: string): RegExp => new RegExp(`^cursor-resume: config list: "${word}" changes no setting; after "--" give only --verbose and --trace FILE`);
+    const prompt = (word: string): RegExp => new RegExp(`^cursor-resume: inspect --transcript: the run line has "${word}"; .* Give only flags after "--"`);
+    const cases: Array<[string[], RegExp]> = [
+      [['config', 'a', 'b'], tooMany('config')],
+      [['config', 'list', 'extra'], noSetting('extra')],
+      [['config', 'list', '--json', 'extra'], noSetting('extra')],
+      [['config', 'list', '--', '--print'], noSetting('--print')],
+      [['config', 'list', '--', '--verbose', '--model', 'gpt-5'], noSetting('--model')],
+      [['config', 'list', '--', '--dry-run'], noSetting('--dry-run')],
+      [['config', 'get'], missing('name')],
+      [['config', 'get', 'ttlMinutes', 'extra'], tooMany('get')],
+      [['config', 'set', 'ttlMinutes'], missing('value')],
+      [['config', 'set', 'ttlMinutes', '30', 'extra'], tooMany('set')],
+      [['config', 'unset'], missing('name')],
+      [['config', 'unset', 'ttlMinutes', 'extra'], tooMany('unset')],
+      [['config', 'path', 'extra'], tooMany('path')],
+      [['inspect', 'extra'], /^cursor-resume: a run line, --model and --workspace go with --transcript FILE/],
+      [['inspect', '--transcript', body, 'extra'], prompt('extra')],
+      [['inspect', '--transcript', body, '--', '--print', 'status'], prompt('status')],
+      [['inspect', '--transcript', body, '--', '--version'], prompt('--version')],
+      [['inspect', '--transcript'], /^cursor-resume: option '--transcript <file>' argument missing/],
+      [['evict'], /^cursor-resume: evict what\? Give an anchor/],
+      [['evict', 'abcd', 'ef01'], tooMany('evict')],
+      [['evict', '--all', 'abcd'], /^cursor-resume: give an anchor or --all, not both/],
+      [['simulate'], missing('file')],
+      [['simulate', body, '--gap'], /^cursor-resume: option '--gap <minutes>' argument missing/],
+      [['simulate', body, '--expect'], /^cursor-resume: option '--expect <decisions>' argument missing/],
+      [['helper', 'start', 'extra'], tooMany('start')],
+      [['helper', 'stop', 'extra'], tooMany('stop')],
+      [['helper', 'status', 'extra'], tooMany('status')],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await cli(args, env);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stdout, '', args.join(' '));
+      assert.match(r.stderr, expected, args.join(' '));
+    }
+    assert.equal(existsSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume')), false, 'no config file written');
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper started');
+  });
+});
+
 // ---- simulate ---------------------------------------------------------------------
 
 const SYS = { role: 'system', content: 'You are a careful coding agent.' };
@@ -455,6 +554,12 @@ describe('simulate', { concurrency: true }, () => {
     const viaFile = json(await cli(['simulate', '--resume-on', '--json', jsonl], env));
     assert.deepEqual(viaFile.turns.map((t: any) => t.source), [`${jsonl}:1`, `${jsonl}:2`, `${jsonl}:3`]);
     assert.deepEqual(viaFile.turns.map((t: any) => t.decision), ['fresh', 'resume-delta', 'resume-delta']);
+    const ndjson = write(dir, 'conversation.ndjson', lines);
+    assert.deepEqual(json(await cli(['simulate', '--resume-on', '--json', ndjson], env)).turns.map((t: any) => [t.source, t.decision]), [
+      [`${ndjson}:1`, 'fresh'],
+      [`${ndjson}:2`, 'resume-delta'],
+      [`${ndjson}:3`, 'resume-delta'],
+    ]);
     const viaStdin = json(await cli(['simulate', '--resume-on', '--json', '-'], env, lines));
     assert.deepEqual(viaStdin.turns.map((t: any) => [t.source, t.decision]), [['stdin:1', 'fresh'], ['stdin:2', 'resume-delta'], ['stdin:3', 'resume-delta']]);
 
@@ -467,7 +572,81 @@ describe('simulate', { concurrency: true }, () => {
     const retry = write(dir, 'retry.json', bodyOf([SYS, { role: 'user', content: 'remember: the port is 8080' }, { role: 'user', content: 'hello?' }]));
     const failed = json(await cli(['simulate', '--resume-on', '--json', files[0]!, retry], env));
     assert.deepEqual(failed.turns.map((t: any) => [t.reason, t.recorded]), [['no-entry', false], ['no-entry', false]]);
-    assert.match(failed.turns[0].note, /the next transcript carries no reply to this turn/);
+    assert.match(failed.turns[0].note, /^not recorded: the next transcript of this conversation \(turn 2\) carries no reply to this turn$/);
+  });
+
+  test("a turn's reply comes from the next transcript of its conversation: side calls, other conversations and a sibling branch in between are skipped", async () => {
+    const env = world();
+    const dir = tempDir();
+    const [a1, a2, a3] = threeTurns(dir);
+    const u1 = { role: 'user', content: 'remember: the port is 8080' };
+    const other = (messages: object[]): string => JSON.stringify({ model: 'gpt-5', workspace: '/work/other', messages, tools: TOOLS });
+    const v1 = { role: 'user', content: 'remember: the colour is blue' };
+    const b1 = write(dir, 'b1.json', other([SYS, v1]));
+    const b2 = write(dir, 'b2.json', other([SYS, v1, { role: 'assistant', content: 'Noted: blue.' }, { role: 'user', content: 'and the size?' }]));
+    // OpenCode's title request: the title agent's system prompt, then the conversation's opener (the same anchor as a1).
+    const title = write(dir, 'title.json', bodyOf([{ role: 'system', content: 'You are a title generator. Reply with a title.' }, u1]));
+    const title2 = write(dir, 'title2.json', bodyOf([{ role: 'user', content: 'Generate a title for this conversation: remember: the port is 8080' }]));
+    // The same opener, another second message: a sibling branch that diverges from a2 and does not continue it.
+    const sibling = write(dir, 'sibling.json', bodyOf([SYS, u1, { role: 'assistant', content: 'Turn 1 of this chat.' }, { role: 'user', content: 'remember: the user is alice' }]));
+    const data = json(await cli(['simulate', '--resume-on', '--json', a1!, title, b1, title2, a2!, sibling, b2, a3!], env));
+    assert.deepEqual(
+      data.turns.map((t: any) => [t.source.replace(/.*\//, ''), `${t.decision}:${t.reason}`, t.chatId, t.recorded]),
+      [
+        ['t1.json', 'fresh:no-entry', 'sim-1', true],
+        ['title.json', 'fresh:side-call', null, false],
+        ['b1.json', 'fresh:no-entry', 'sim-2', true],
+        ['title2.json', 'fresh:side-call', null, false],
+        ['t2.json', 'resume-delta:delta', 'sim-1', true],
+        ['sibling.json', 'fresh:diverged', null, false],
+        ['b2.json', 'resume-delta:delta', 'sim-2', false],
+        ['t3.json', 'resume-delta:delta', 'sim-1', false],
+      ],
+    );
+    assert.match(data.turns[5].note, /^not recorded: no later transcript continues this conversation$/);
+    assert.match(data.turns[6].note, /^not recorded: no later transcript continues this conversation$/);
+    assert.match(data.turns[7].note, /^not recorded: the last turn/);
+  });
+
+  test('agrees with real runs when a title call and another conversation come between turns', async () => {
+    const env = world();
+    const trace = join(tempDir(), 'trace.jsonl');
+    const a = new Conversation(env);
+    const b = new Conversation(env);
+    a.env.CURSOR_RESUME_TRACE = trace;
+    b.env.CURSOR_RESUME_TRACE = trace;
+    const dir = tempDir();
+    const files: string[] = [];
+    const turn = async (c: Conversation, text: string): Promise<void> => {
+      c.messages.push({ role: 'user', content: text });
+      files.push(write(dir, `${files.length + 1}.json`, c.body()));
+      const r = await c.send();
+      assert.equal(r.code, 0, r.stderr);
+    };
+    const titleCall = async (): Promise<void> => {
+      const body = JSON.stringify({ model: 'gpt-5', workspace: a.workspace, messages: [{ role: 'system', content: 'You are a title generator.' }, a.messages[1]] });
+      files.push(write(dir, `${files.length + 1}.json`, body));
+      const r = await runCli(STREAM_ARGS, { env: a.env, input: body });
+      assert.equal(r.code, 0, r.stderr);
+    };
+    await turn(a, 'remember: the port is 8080');
+    await titleCall();
+    await turn(b, 'remember: the colour is blue');
+    await turn(a, 'remember: the host is db');
+    await turn(b, 'remember: the size is 3');
+    await titleCall();
+    await turn(a, 'What do you remember?');
+    const runs = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(
+      runs.map((t) => `${t.decision}:${t.reason}`),
+      ['fresh:no-entry', 'fresh:side-call', 'fresh:no-entry', 'resume-delta:delta', 'resume-delta:delta', 'fresh:side-call', 'resume-delta:delta'],
+      'the real runs resume across the interruptions',
+    );
+    const sim = json(await cli(['simulate', '--json', ...files], env));
+    assert.deepEqual(
+      sim.turns.map((t: any) => [t.decision, t.reason, t.promptBytes, t.fullPromptBytes]),
+      runs.map((t) => [t.decision, t.reason, t.promptBytes, t.fullPromptBytes]),
+    );
   });
 
   test('agrees with real runs through the stand-in, turn by turn', async () => {
@@ -504,6 +683,12 @@ describe('simulate', { concurrency: true }, () => {
       [['simulate', join(dir, 'nope.json')], /cannot read the transcript .*nope\.json: no such file/],
       [['simulate', write(dir, 'bad.jsonl', `${readFileSync(files[0]!, 'utf8')}\n{"messages": 3}\n`)], /bad\.jsonl:2: /],
       [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in /],
+      [
+        ['simulate', write(dir, 'conversation.txt', files.map((f) => readFileSync(f, 'utf8')).join('\n'))],
+        /^cursor-resume: \S+conversation\.txt looks like JSON Lines \(3 JSON objects, one per line\): name it \.jsonl \(or \.ndjson\) to simulate one turn per line\n$/,
+      ],
+      // Not JSON Lines (the second line is not an object): the JSON error itself is the useful one.
+      [['simulate', write(dir, 'two.json', `${readFileSync(files[0]!, 'utf8')}\n[1]\n`)], /^cursor-resume: \S+two\.json: not valid JSON/],
     ];
     for (const [args, expected] of cases) {
       const r = await cli(args, env);
@@ -579,9 +764,13 @@ describe('presentation', { concurrency: true }, () => {
 
   test('every command has --help with examples', async () => {
     const env = world();
-    const commands = [['inspect'], ['evict'], ['config'], ['config', 'list'], ['config', 'get'], ['config', 'set'], ['config', 'unset'], ['config', 'path'], ['simulate'], ['helper']];
+    const commands = await ourCommands();
+    // Taken from the program itself, so a new command is checked too; these at least must be there.
+    for (const name of ['inspect', 'evict', 'config', 'config list', 'config get', 'config set', 'config unset', 'config path', 'simulate', 'helper', 'helper start', 'helper stop', 'helper status']) {
+      assert.ok(commands.some((c) => c.path.join(' ') === name), name);
+    }
     await Promise.all(
-      commands.map(async (command) => {
+      commands.map(async ({ path: command }) => {
         const r = await cli([...command, '--help'], env);
         assert.equal(r.code, 0, `${command.join(' ')}: ${r.stderr}`);
         assert.match(r.stdout, /^Usage: cursor-resume /);
@@ -590,6 +779,49 @@ describe('presentation', { concurrency: true }, () => {
     );
     const top = await cli(['--help'], env);
     assert.match(top.stdout, /inspect .*\n[\s\S]*evict[\s\S]*config[\s\S]*simulate/);
+  });
+
+  test('the README names exactly the commands that take --json, and those that print a plain line', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+    const claim = /These print one JSON object for scripts with `--json`: ([^;]+); ([^.]+) print one plain line\./.exec(readme);
+    assert.ok(claim, 'the README says which commands take --json');
+    const named = (text: string): string[] => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+    const commands = await ourCommands();
+    // Only the leaves: a parent such as `config` or `helper` runs a subcommand.
+    const leaves = commands.filter((c) => c.leaf);
+    assert.deepEqual(named(claim[1]!), leaves.filter((c) => c.json).map((c) => c.path.join(' ')).sort());
+    assert.deepEqual(named(claim[2]!), leaves.filter((c) => !c.json).map((c) => c.path.join(' ')).sort());
+  });
+});
+
+/** Every command of ours, from the program the binary runs: its words, whether it has --json, whether it has subcommands. */
+async function ourCommands(): Promise<Array<{ path: string[]; json: boolean; leaf: boolean }>> {
+  const { buildProgram } = await import('../../src/program.js');
+  type Cmd = ReturnType<typeof buildProgram>;
+  const out: Array<{ path: string[]; json: boolean; leaf: boolean }> = [];
+  const walk = (command: Cmd, path: string[]): void => {
+    for (const sub of command.commands) {
+      const words = [...path, sub.name()];
+      out.push({ path: words, json: sub.options.some((o) => o.long === '--json'), leaf: sub.commands.length === 0 });
+      walk(sub, words);
+    }
+  };
+  walk(buildProgram(), []);
+  return out;
+}
+
+describe('the README', () => {
+  test('its reason-code table lists exactly the codes a plan can give, in their order', async () => {
+    const { REASONS } = await import('../../src/resume/reasons.js');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = /^### Reason codes\n([\s\S]*?)\n(?=#)/m.exec(readme)?.[1] ?? '';
+    const rows = section.split('\n').filter((line) => /^\| `/.test(line));
+    assert.deepEqual(rows.map((row) => /^\| `([^`]+)` \|/.exec(row)?.[1]), Object.keys(REASONS));
+    // The decision column: only delta resumes; unsafe-delta may resume with the full prompt.
+    for (const row of rows) {
+      const [, code, decision] = /^\| `([^`]+)` \| ([^|]+) \|/.exec(row)!;
+      assert.equal(decision!.trim(), code === 'delta' ? 'resume-delta' : code === 'unsafe-delta' ? 'fresh or resume-full' : 'fresh', code);
+    }
   });
 });
 
@@ -625,7 +857,9 @@ describe('the manual page', () => {
     ];
     for (const name of variables) assert.ok(plain.includes(`.B ${name}\n`), `ENVIRONMENT names ${name}`);
     for (const name of Object.keys(SETTINGS)) assert.ok(plain.includes(name), `FILES names the setting ${name}`);
-    for (const reason of Object.keys(REASONS)) assert.ok(plain.includes(`.B ${reason}\n`), `reason ${reason}`);
+    // The list under "Decisions and reason codes" names exactly the codes, in their order.
+    const reasons = /^\.SS Decisions and reason codes\n([\s\S]*?)^\.SH /m.exec(plain)?.[1]?.split('Each comes with a reason code:')[1] ?? '';
+    assert.deepEqual([...reasons.matchAll(/^\.T[PQ].*\n\.B (\S+)$/gm)].map((m) => m[1]), Object.keys(REASONS));
     for (const code of ['126', '127', '141', '128+', '.B 2\n', '.B 3\n']) assert.ok(plain.includes(code), `exit status ${code}`);
   });
 });

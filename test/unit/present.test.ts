@@ -71,6 +71,14 @@ describe('table', () => {
     assert.equal(plain, 'A     B\nxx    y\nzzzz  w\n');
     assert.equal(visibleWidth(c.red('xx')), 2);
   });
+
+  test('wide characters take two columns, combining marks none: rows stay aligned on a terminal', () => {
+    assert.equal(visibleWidth('/tmp/项目'), 9);
+    assert.equal(visibleWidth('👍🏽 ok'), 5);
+    assert.equal(visibleWidth('e\u0301'), 1);
+    const out = table([{ header: 'WORKSPACE' }, { header: 'MODEL' }], [['/tmp/项目', 'gpt-5'], ['/tmp/x', 'sonnet'], ['👍', 'a']]);
+    assert.equal(out, 'WORKSPACE  MODEL\n/tmp/项目  gpt-5\n/tmp/x     sonnet\n👍         a\n');
+  });
 });
 
 describe('times and sizes', () => {
