@@ -10,9 +10,17 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, STAND_IN, runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { worlds } from '../support/hardening.js';
+import { entries, worlds } from '../support/hardening.js';
 
 const world = worlds();
+
+/** A cursor-agent that fails with `stderr` and exit 1, as cursor-agent does. */
+function failingAgent(stderr: string): string {
+  const agent = join(tempDir('cr-fail-'), 'failing-agent.sh');
+  writeFileSync(agent, `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' ${JSON.stringify(stderr)} >&2\nexit 1\n`);
+  chmodSync(agent, 0o755);
+  return agent;
+}
 
 const chatDir = (c: Conversation, chatId: string): string =>
   join(c.env.CURSOR_CONFIG_DIR!, 'chats', createHash('md5').update(c.workspace).digest('hex'), chatId);
@@ -150,19 +158,42 @@ describe('failures', () => {
     assert.match(t3.reply!, /I remember: kept; after the error\./);
   });
 
-  test('an authentication failure keeps the entry', async () => {
-    const c = new Conversation(world());
-    await c.turn('remember: keep me');
-    c.messages.push({ role: 'user', content: 'next' });
-    const failed = await c.send({ mode: 'auth' });
-    assert.equal(failed.code, 1);
-    assert.match(failed.stderr, /Authentication required/);
-    assert.equal(failed.stdout, '');
-    const retry = await c.send();
-    assert.equal(retry.code, 0, retry.stderr);
-    assert.equal(c.lastInvocation().stdin, 'next');
-    assert.match(retry.reply!, /^Turn 2 of this chat\. I remember: keep me\./);
-  });
+  // Only a resume failure says the chat is gone; any other failure keeps the entry for the next try.
+  for (const mode of ['auth', 'invalid-session-token', 'usage-limit', 'network', 'model-error=unavailable', 'expired-login']) {
+    test(`a failure that is not the chat's (${mode}) keeps the entry`, async () => {
+      const c = new Conversation(world());
+      await c.turn('remember: keep me');
+      c.messages.push({ role: 'user', content: 'next' });
+      const failed =
+        mode === 'expired-login'
+          ? await runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_RESUME_AGENT: failingAgent('Error: [unauthenticated] Your session has expired. Please log in again.') } })
+          : await c.send({ mode });
+      assert.equal(failed.code, 1);
+      assert.notEqual(failed.stderr, '', "cursor-agent's own message is shown");
+      assert.equal(failed.stdout, '');
+      assert.equal(c.lastTrace().retried, false, 'no second run for nothing');
+      const retry = await c.send();
+      assert.equal(retry.code, 0, retry.stderr);
+      assert.equal(c.lastInvocation().stdin, 'next');
+      assert.match(retry.reply!, /^Turn 2 of this chat\. I remember: keep me\./);
+    });
+  }
+
+  for (const kind of ['expired', 'failed', 'invalid', 'no-such']) {
+    test(`a resume error (${kind}) evicts the entry and the turn is retried fresh`, async () => {
+      const c = new Conversation(world());
+      await c.turn('remember: kept');
+      const t2 = await c.turn('remember: after the error', { mode: `resume-not-found=${kind}` });
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.equal(t2.stderr, '');
+      const [first, resumed, retried] = c.invocations();
+      assert.deepEqual(resumed!.argv.slice(-2), ['--resume', first!.chatId]);
+      assert.ok(!retried!.argv.includes('--resume'));
+      assert.deepEqual([c.lastTrace().reason, c.lastTrace().failure, c.lastTrace().retried], ['resume-failed', null, true]);
+      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: kept; after the error\./);
+      assert.ok(!(await entries(c.env)).some((e) => e.chatId === first!.chatId), 'the old chat is forgotten');
+    });
+  }
 
   test('the silent-fresh trap: a chat gone from the store is never resumed', async () => {
     const c = new Conversation(world());
