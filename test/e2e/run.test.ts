@@ -240,6 +240,104 @@ describe('failures', () => {
   });
 });
 
+describe('a resumed chat is verified before anything is shown', () => {
+  /**
+   * The stand-in behind a wrapper that, on a resumed run only, first prints `firstLine`
+   * (a warning, an event without a session_id, a line over the hold limit).
+   */
+  function prefixAgent(firstLine: string): string {
+    const dir = tempDir('cr-prefix-');
+    writeFileSync(join(dir, 'first-line'), `${firstLine}\n`);
+    const agent = join(dir, 'prefix-agent.sh');
+    writeFileSync(agent, `#!/bin/sh\ncase " $* " in *" --resume "*) cat "${join(dir, 'first-line')}";; esac\nexec "${STAND_IN}" "$@"\n`);
+    chmodSync(agent, 0o755);
+    return agent;
+  }
+
+  const firstLines: Array<[string, string]> = [
+    ['a warning', 'npm WARN config production Use `--omit=dev` instead.'],
+    ['an event without a session_id', '{"type":"status"}'],
+  ];
+  for (const [name, line] of firstLines) {
+    test(`${name} before the first event with a session_id: a silent fresh chat is still caught and retried`, async () => {
+      const c = new Conversation(world({ CURSOR_RESUME_AGENT: prefixAgent(line) }));
+      await c.turn('remember: alpha');
+      const t2 = await c.turn('remember: beta', { mode: 'gc,silent-fresh' });
+      assert.equal(t2.code, 0, t2.stderr);
+      const [first, resumed, retried] = c.invocations();
+      assert.deepEqual(resumed!.argv.slice(-2), ['--resume', first!.chatId]);
+      assert.ok(!retried!.argv.includes('--resume'), 'retried as a fresh chat');
+      assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
+      assert.equal(t2.stdout.match(/"subtype":"init"/g)!.length, 1, 'the silent fresh chat was never shown');
+      assert.ok(!t2.stdout.includes(line), 'nor its first line');
+      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./, 'the whole conversation reached the new chat');
+    });
+  }
+
+  test('a first line over the hold limit is not let through unverified: the turn is retried unseen', async () => {
+    // 5 MiB, longer than the 4 MiB held while the chat is checked, naming another chat at its end.
+    const line = JSON.stringify({ type: 'status', pad: 'x'.repeat(5 * 1024 * 1024), session_id: 'f0f0f0f0-0000-4000-8000-000000000000' });
+    const c = new Conversation(world({ CURSOR_RESUME_AGENT: prefixAgent(line) }));
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('remember: beta');
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.equal(t2.stderr, '');
+    assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
+    assert.ok(!t2.stdout.includes('"pad"'), 'nothing of the unverified run reached the caller');
+    assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./);
+  });
+
+  for (const mode of ['session-id-change', 'resume-not-found,fail-after-init']) {
+    test(`a json caller: a broken resume (${mode}) is retried, not printed`, async () => {
+      const c = new Conversation(world());
+      const args = ['--print', '--output-format', 'json'];
+      c.messages.push({ role: 'user', content: 'remember: alpha' });
+      const t1 = await c.send({ args });
+      assert.equal(t1.code, 0, t1.stderr);
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      const t2 = await c.send({ args, mode });
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.equal(t2.stderr, '', "the failed run's stderr is not shown");
+      assert.equal(t2.stdout.split('\n').length, 2, 'one result object');
+      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./, 'the answer of the fresh chat with the whole conversation');
+      assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
+      assert.equal(c.invocations().length, 3);
+    });
+  }
+
+  test('retryFresh off: a chat that answers as another is not shown; the caller is told, exit 1', async () => {
+    const env = world();
+    assert.equal((await runCli(['config', 'set', 'retryFresh', 'false'], { env })).code, 0);
+    for (const format of ['stream-json', 'json']) {
+      const c = new Conversation(env);
+      await c.turn('remember: alpha');
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      const t2 = await c.send({ args: ['--print', '--output-format', format], mode: 'session-id=f0f0f0f0-0000-4000-8000-000000000000' });
+      assert.equal(t2.code, 1, format);
+      assert.equal(t2.stdout, '', format);
+      assert.match(t2.stderr, /^cursor-resume: cursor could not resume chat [0-9a-f-]{36}: it answered as chat f0f0f0f0-0000-4000-8000-000000000000\b.*entry was dropped.*run the turn again[^\n]*\n$/);
+      assert.equal(c.invocations().length, 2, 'no retry');
+      assert.deepEqual([c.lastTrace().exit, c.lastTrace().failure], [1, 'resume']);
+      // The next try starts fresh with the whole conversation.
+      const t3 = await c.send();
+      assert.equal(t3.code, 0, t3.stderr);
+      assert.equal(c.lastTrace().reason, 'no-entry');
+      assert.match(t3.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./);
+    }
+  });
+
+  test("retryFresh off: cursor-agent's own resume error is passed on as it is", async () => {
+    const env = world();
+    assert.equal((await runCli(['config', 'set', 'retryFresh', 'false'], { env })).code, 0);
+    const c = new Conversation(env);
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('remember: beta', { mode: 'resume-not-found' });
+    assert.equal(t2.code, 1);
+    assert.match(t2.stderr, /^Error: chat not found: [0-9a-f-]{36}\n$/);
+    assert.equal(c.invocations().length, 2, 'no retry');
+  });
+});
+
 describe('passthrough', () => {
   test('stdout is byte-identical to what cursor-agent printed', async () => {
     const dir = tempDir();
