@@ -13,7 +13,7 @@ import type { HelperClient } from '../helper/client.js';
 import { connectHelper } from '../helper/launcher.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type TurnContext } from '../plan.js';
-import { contextFor, goneChats } from '../turn-input.js';
+import { chatStoreSeen, contextFor, goneChats } from '../turn-input.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
@@ -131,7 +131,8 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
       writeTrace(settings, plan, { exit: code, failure: 'not-found', retried, started });
       return code;
     }
-    if (plan.record && client) await quietly(say, 'record', () => remember(client!, plan, analysis, run, failure, say));
+    const storeSeen = (chatId: string): boolean => chatStoreSeen(context, given, chatId);
+    if (plan.record && client) await quietly(say, 'record', () => remember(client!, plan, analysis, run, failure, storeSeen, say));
 
     const exit = lostChat !== null ? 1 : run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);
     writeTrace(settings, plan, { exit, failure, retried, started, chatId: run.tap.sessionId });
@@ -257,6 +258,7 @@ async function remember(
   analysis: Analysis,
   run: AgentRun,
   failure: FailureKind | null,
+  storeSeen: (chatId: string) => boolean,
   say: (line: string) => void,
 ): Promise<void> {
   const { tap } = run;
@@ -274,6 +276,7 @@ async function remember(
       baseVersion: resumed ? plan.baseVersion : null,
       savedBytes: plan.fullPromptBytes - plan.promptBytes,
       outcome: 'success' as const,
+      storeSeen: storeSeen(chatId),
     };
     let reply = await client.record(record);
     // The branch expired or was evicted while the turn ran: the record holds the whole

@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, STAND_IN, runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
@@ -205,6 +205,38 @@ describe('failures', () => {
     assert.ok(!c.lastInvocation().argv.includes('--resume'));
     assert.equal(c.lastTrace().reason, 'chat-missing');
     assert.match(t2.reply!, /I remember: precious\./, 'the full prompt carried the context');
+  });
+
+  // silent-fresh-same-id: Cursor answers under the very ID it was given, from an empty chat; only the store can tell.
+  const removals: Array<[string, (c: Conversation, chatId: string) => void]> = [
+    ["the workspace's whole folder is gone", (c) => rmSync(dirname(chatDir(c, 'x')), { recursive: true })],
+    ['the chat folder is left without its store.db', (c, chatId) => rmSync(join(chatDir(c, chatId), 'store.db'))],
+  ];
+  for (const [name, remove] of removals) {
+    test(`the silent-fresh trap under the same ID: ${name}, so the chat is not resumed`, async () => {
+      const c = new Conversation(world());
+      const t1 = await c.turn('remember: precious');
+      remove(c, resultOf(t1.stdout).session_id);
+      assert.ok(existsSync(join(c.env.CURSOR_CONFIG_DIR!, 'chats')), "Cursor's chat store itself is still there");
+      const t2 = await c.turn('what was precious?', { mode: 'silent-fresh-same-id' });
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.ok(!c.lastInvocation().argv.includes('--resume'));
+      assert.equal(c.lastTrace().reason, 'chat-missing');
+      assert.match(t2.reply!, /I remember: precious\./, 'the full prompt carried the context');
+    });
+  }
+
+  test("a chat whose store was never seen where we look is still resumed (Cursor's layout may differ)", async () => {
+    const elsewhere = tempDir('cr-cursor-elsewhere-');
+    const agent = join(tempDir('cr-elsewhere-'), 'elsewhere-agent.sh');
+    writeFileSync(agent, `#!/bin/sh\nCURSOR_CONFIG_DIR="${elsewhere}" exec "${STAND_IN}" "$@"\n`);
+    chmodSync(agent, 0o755);
+    const c = new Conversation(world({ CURSOR_RESUME_AGENT: agent }));
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('remember: beta');
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.equal(c.lastTrace().reason, 'delta');
+    assert.match(t2.reply!, /^Turn 2 of this chat\. I remember: alpha; beta\./);
   });
 
   test('a resumed chat that answers under another ID is stopped before the caller sees it', async () => {
