@@ -125,10 +125,10 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     else await deliver(run, plan);
 
     if (run.spawnError) {
-      const { code, message } = notFoundMessage(settings.agent, run.spawnError);
+      const { code, kind, message } = notFoundMessage(settings.agent, run.spawnError);
       process.stderr.write(`cursor-resume: ${message}\n`);
       await quietly(say, 'release', () => client?.release('error', 'ok'));
-      writeTrace(settings, plan, { exit: code, failure: 'not-found', retried, started });
+      writeTrace(settings, plan, { exit: code, failure: kind, retried, started });
       return code;
     }
     const storeSeen = (chatId: string): boolean => chatStoreSeen(context, given, chatId);

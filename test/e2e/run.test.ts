@@ -262,14 +262,24 @@ describe('failures', () => {
     assert.equal(c.lastTrace().reason, 'no-entry');
   });
 
-  test('a missing cursor-agent exits 127 naming CURSOR_RESUME_AGENT', async () => {
-    const env = world({ CURSOR_RESUME_AGENT: '/nonexistent/cursor-agent' });
+  test('a missing cursor-agent exits 127 naming CURSOR_RESUME_AGENT; one that cannot be executed, 126; the trace tells them apart', async () => {
+    const trace = join(tempDir('cr-trace-'), 'trace.jsonl');
+    const env = world({ CURSOR_RESUME_AGENT: '/nonexistent/cursor-agent', CURSOR_RESUME_TRACE: trace });
     const r = await runCli(STREAM_ARGS, { input: '{"messages":[{"role":"user","content":"hi"}]}', env });
     assert.equal(r.code, 127);
     assert.match(r.stderr, /cursor-agent not found: "\/nonexistent\/cursor-agent".*CURSOR_RESUME_AGENT/);
     const sub = await runCli(['status'], { env });
     assert.equal(sub.code, 127);
+
+    const notExecutable = join(tempDir('cr-noexec-'), 'cursor-agent');
+    writeFileSync(notExecutable, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+    const r2 = await runCli(STREAM_ARGS, { input: '{"messages":[{"role":"user","content":"hi"}]}', env: { ...env, CURSOR_RESUME_AGENT: notExecutable } });
+    assert.equal(r2.code, 126);
+    assert.match(r2.stderr, /cannot run cursor-agent ".*": .*permissions/);
+    const traces = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { exit: number; failure: string });
+    assert.deepEqual(traces.map((t) => [t.exit, t.failure]), [[127, 'not-found'], [126, 'not-executable']]);
   });
+
 });
 
 describe('a resumed chat is verified before anything is shown', () => {
