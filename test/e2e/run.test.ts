@@ -7,12 +7,17 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import net from 'node:net';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import { BIN, STAND_IN, runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { entries, worlds } from '../support/hardening.js';
+import { entries, killGroup, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
 const world = worlds();
+/** Process groups of runs a test spawned itself: whatever they left is killed at the end. */
+const groups: number[] = [];
+after(() => {
+  for (const pid of groups) killGroup(pid);
+});
 
 /** A cursor-agent that fails with `stderr` and exit 1, as cursor-agent does. */
 function failingAgent(stderr: string): string {
@@ -395,33 +400,48 @@ describe('passthrough', () => {
     }
   });
 
-  test('the first line arrives while the agent is still running', async () => {
-    const env = world({ CURSOR_STAND_IN_MODE: 'slow=400' });
-    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stdin.end('{"messages":[{"role":"user","content":"hi"}]}');
-    const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
-    assert.equal(child.exitCode, null, 'still running');
-    assert.match(first, /"subtype":"init"/);
-    assert.doesNotMatch(first, /"type":"result"/);
-    await new Promise((resolve) => child.on('close', resolve));
+  // hang: the stand-in prints its init line, then waits for a signal. The line can reach the
+  // caller only if it is passed on while cursor-agent runs; held until exit, it never would.
+  test('the first line arrives while the agent is still running, on a fresh turn and on a resumed one', async () => {
+    const fresh = new Conversation(world());
+    fresh.messages.push({ role: 'user', content: 'remember: alpha' });
+    const resumed = new Conversation(world());
+    await resumed.turn('remember: alpha');
+    resumed.messages.push({ role: 'user', content: 'remember: beta' });
+    for (const c of [fresh, resumed]) {
+      const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'hang' });
+      groups.push(run.pid!);
+      run.stdin!.end(c.body());
+      await waitFor('the first line, while cursor-agent hangs', () => run.output.stdout.includes('\n'));
+      assert.equal(run.exitCode, null, 'cursor-resume is still running');
+      assert.ok(!readLog(c.log).some((e) => e.event === 'signal'), 'cursor-agent was never stopped: it is still running');
+      const init = JSON.parse(run.output.stdout.split('\n')[0]!) as { subtype: string; session_id: string };
+      assert.equal(init.subtype, 'init');
+      assert.equal(init.session_id, c.lastInvocation().chatId);
+      if (c === resumed) assert.deepEqual(c.lastInvocation().argv.slice(-2), ['--resume', c.invocations()[0]!.chatId]);
+      process.kill(run.pid!, 'SIGTERM');
+      assert.equal((await run.closed).code, 143);
+    }
   });
 
-  test('SIGINT reaches the agent, the exit status is 130, and the interrupted turn is not known history', async () => {
-    const c = new Conversation(world());
-    await c.turn('remember: before');
-    c.messages.push({ role: 'user', content: 'this turn hangs' });
-    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: { ...c.env, CURSOR_STAND_IN_MODE: 'hang' }, stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stdin.end(c.body());
-    await new Promise((resolve) => child.stdout.once('data', resolve));
-    child.kill('SIGINT');
-    const code = await new Promise((resolve) => child.on('close', (status) => resolve(status)));
-    assert.equal(code, 130);
-    assert.deepEqual(readLog(c.log).filter((e) => e.event === 'signal').map((e) => e.signal), ['SIGINT']);
-    const next = await c.turn('after the interruption');
-    assert.equal(next.code, 0, next.stderr);
-    assert.equal(c.lastTrace().reason, 'interrupted');
-    assert.ok(!c.lastInvocation().argv.includes('--resume'), 'no delta into a chat whose last turn is unknown');
-  });
+  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+    test(`${signal} reaches the agent, the exit status is ${status}, and the interrupted turn is not known history`, async () => {
+      const c = new Conversation(world());
+      await c.turn('remember: before');
+      c.messages.push({ role: 'user', content: 'this turn hangs' });
+      const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: { ...c.env, CURSOR_STAND_IN_MODE: 'hang' }, stdio: ['pipe', 'pipe', 'pipe'] });
+      child.stdin.end(c.body());
+      await new Promise((resolve) => child.stdout.once('data', resolve));
+      child.kill(signal);
+      const code = await new Promise((resolve) => child.on('close', (status) => resolve(status)));
+      assert.equal(code, status);
+      assert.deepEqual(readLog(c.log).filter((e) => e.event === 'signal').map((e) => e.signal), [signal], 'relayed to cursor-agent, which died of it');
+      const next = await c.turn('after the interruption');
+      assert.equal(next.code, 0, next.stderr);
+      assert.equal(c.lastTrace().reason, 'interrupted');
+      assert.ok(!c.lastInvocation().argv.includes('--resume'), 'no delta into a chat whose last turn is unknown');
+    });
+  }
 
   test("cursor-agent's subcommands pass through with stdio and exit status", async () => {
     const env = world();
