@@ -1,9 +1,9 @@
 // What a run, `inspect --transcript` and `simulate` share to plan a turn the same
 // way: reading a transcript from a file, the TurnContext a run builds for it
-// (workspace resolved the same way), and the chat-store check before a resume.
+// (workspace resolved the same way), and the chat-store checks around a resume.
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
-import { missingChats } from './agent/chat-store.js';
+import { chatStoreExists, missingChats } from './agent/chat-store.js';
 import { parseCallerArgs, UsageError, type CallerArgs } from './agent/argv.js';
 import { resolveWorkspace } from './agent/workspace.js';
 import type { Branch } from './cache/types.js';
@@ -81,8 +81,16 @@ export function contextFor(
   return { context: { caller, settings, env, workspace }, given, workspaceFrom };
 }
 
-/** The known chats Cursor no longer has (the silent-fresh trap), looked up under the real and the given workspace path. */
+/** Where cursor-agent may keep a turn's chats: under the real and under the given workspace path. */
+const chatWorkspaces = (context: TurnContext, given: string | undefined): string[] => [context.workspace, resolve(given ?? '.')];
+
+/** The known chats Cursor no longer has (the silent-fresh trap). */
 export function goneChats(context: TurnContext, given: string | undefined, branches: ReadonlyArray<Branch> | null): Set<string> {
   if (!branches || branches.length === 0) return new Set();
-  return missingChats(context.env, [context.workspace, resolve(given ?? '.')], branches.map((b) => b.chatId));
+  return missingChats(context.env, chatWorkspaces(context, given), branches);
+}
+
+/** Whether Cursor's store of the chat exists now (checked right after a turn, and recorded). */
+export function chatStoreSeen(context: TurnContext, given: string | undefined, chatId: string): boolean {
+  return chatStoreExists(context.env, chatWorkspaces(context, given), chatId);
 }

@@ -1,10 +1,11 @@
 // Cursor's own chat store, looked at before a resume: `--resume <id>` with a chat
 // Cursor has garbage-collected does not fail, it silently starts an empty chat
-// (the silent-fresh trap). Layout (reported): <config>/chats/<md5 of workspace>/<chatId>/.
+// (the silent-fresh trap). Layout (reported): <config>/chats/<md5 of workspace>/<chatId>/store.db.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { BranchRecord } from '../cache/types.js';
 
 export function chatsRoot(env: NodeJS.ProcessEnv): string {
   return join(env.CURSOR_CONFIG_DIR || join(homedir(), '.cursor'), 'chats');
@@ -12,14 +13,33 @@ export function chatsRoot(env: NodeJS.ProcessEnv): string {
 
 const md5 = (text: string): string => createHash('md5').update(text).digest('hex');
 
+const folders = (env: NodeJS.ProcessEnv, workspaces: ReadonlyArray<string>): string[] =>
+  [...new Set(workspaces)].map((w) => join(chatsRoot(env), md5(w)));
+
+/** The chat's store.db exists under one of the workspaces (recorded with each turn as `storeSeen`). */
+export function chatStoreExists(env: NodeJS.ProcessEnv, workspaces: ReadonlyArray<string>, chatId: string): boolean {
+  return folders(env, workspaces).some((dir) => existsSync(join(dir, chatId, 'store.db')));
+}
+
 /**
- * The chats among `chatIds` that are known to be gone. Only a workspace folder that
- * exists counts as found; where none does, nothing is known and nothing is reported
- * missing (the session-ID check on the stream still guards the resume).
+ * The known chats that are gone. A chat whose store was seen after its last turn is
+ * gone once that store.db is absent, whatever is left above it (an empty chat folder,
+ * or no workspace folder at all: Cursor may remove it with the workspace's last
+ * chat). A chat whose store was never seen lives where we do not know: it counts as
+ * gone only when its workspace folder exists without it; otherwise nothing is known
+ * and the session-ID check on the stream still guards the resume.
  */
-export function missingChats(env: NodeJS.ProcessEnv, workspaces: ReadonlyArray<string>, chatIds: ReadonlyArray<string>): Set<string> {
-  const root = chatsRoot(env);
-  const folders = [...new Set(workspaces)].map((w) => join(root, md5(w))).filter((dir) => existsSync(dir));
-  if (folders.length === 0) return new Set();
-  return new Set(chatIds.filter((id) => !folders.some((dir) => existsSync(join(dir, id)))));
+export function missingChats(
+  env: NodeJS.ProcessEnv,
+  workspaces: ReadonlyArray<string>,
+  chats: ReadonlyArray<Pick<BranchRecord, 'chatId' | 'storeSeen'>>,
+): Set<string> {
+  const dirs = folders(env, workspaces);
+  const found = dirs.filter((dir) => existsSync(dir));
+  const gone = chats.filter(({ chatId, storeSeen }) =>
+    storeSeen === true
+      ? !dirs.some((dir) => existsSync(join(dir, chatId, 'store.db')))
+      : found.length > 0 && !found.some((dir) => existsSync(join(dir, chatId))),
+  );
+  return new Set(gone.map((c) => c.chatId));
 }

@@ -4,10 +4,13 @@
 
 export type FailureKind = 'resume' | 'auth' | 'quota' | 'network' | 'model' | 'oom' | 'signal' | 'error-result' | 'other';
 
-// Order matters: "invalid session token" is an authentication failure, not a resume one.
+// Order matters: auth is tried first, because Cursor's auth errors talk about sessions
+// ("[unauthenticated] Your session has expired. Please log in again.", "invalid session
+// token"): an expired login must keep the chat. The resume pattern holds only the
+// chat-specific texts cursor-agent is known to print (see /work/shared/cursor-agent.md).
 const PATTERNS: Array<[Exclude<FailureKind, 'signal' | 'error-result'>, RegExp]> = [
-  ['auth', /authentication required|agent login|invalid session token|not logged in|unauthori[sz]ed|invalid api key|CURSOR_API_KEY/i],
-  ['resume', /(chat|session) not found|no such (chat|session)|(chat|session) (has )?expired|failed to resume|could not resume|cannot resume|invalid chat id|unknown chat/i],
+  ['auth', /authentication required|agent login|invalid session token|not logged in|\bunauthenticated\b|unauthori[sz]ed|log ?in again|sign in again|invalid api key|CURSOR_API_KEY/i],
+  ['resume', /(chat|session) not found|chat (has )?expired|failed to resume|invalid chat id|no such chat/i],
   ['quota', /usage limit|quota|rate limit|resource_exhausted|too many requests/i],
   ['oom', /out of memory|ENOMEM|heap limit/i],
   ['network', /fetch failed|ECONNREFUSED|ETIMEDOUT|ECONNRESET|EAI_AGAIN|ENOTFOUND|connection stalled|deadline_exceeded|\[unavailable\]|network/i],

@@ -10,15 +10,18 @@ export function signalExit(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
 }
 
-export function notFoundMessage(agent: string, error: NodeJS.ErrnoException): { code: number; message: string } {
+/** Why cursor-agent could not be started: its exit status, its trace failure, and what to do. */
+export function notFoundMessage(agent: string, error: NodeJS.ErrnoException): { code: number; kind: 'not-found' | 'not-executable'; message: string } {
   if (error.code === 'ENOENT') {
     return {
       code: EXIT_NOT_FOUND,
+      kind: 'not-found',
       message: `cursor-agent not found: "${agent}". Install it, or set CURSOR_RESUME_AGENT (or \`cursor-resume config set agent PATH\`) to its path.`,
     };
   }
   return {
     code: EXIT_NOT_EXECUTABLE,
+    kind: 'not-executable',
     message: `cannot run cursor-agent "${agent}": ${error.message}. Check CURSOR_RESUME_AGENT and the file's permissions.`,
   };
 }

@@ -7,8 +7,12 @@ import { MAX_TAP_LINE, StreamTap } from './stream-tap.js';
 
 /** How much of cursor-agent's stderr is kept to classify a failure (the tail). */
 const STDERR_TAIL = 64 * 1024;
-/** How much output is held while a resumed chat's identity is being checked. */
-const HOLD_LIMIT = 4 * 1024 * 1024;
+/**
+ * How much a resumed run may print before its stream shows which chat answered. Past
+ * this the run is stopped unseen, as a resume that cannot be verified (cursor-agent's
+ * first line, init, carries the chat ID: a real stream never comes near this).
+ */
+export const HOLD_LIMIT = 4 * 1024 * 1024;
 /**
  * With stdout 'hold', the answer reaches the caller only through the tap (translated to
  * text or json): it must read a result line as long as any a caller could want printed.
@@ -23,9 +27,12 @@ export interface AgentRunOptions {
   /** 'stream': pass stdout through live. 'hold': print nothing; the caller prints a translation afterwards. */
   stdout: 'stream' | 'hold';
   /**
-   * A resumed chat's ID: output is held until the stream's first line shows that
-   * session_id. Another ID means cursor silently started a new chat: the run is
-   * stopped before anything reaches the caller.
+   * A resumed chat's ID: output is held until the first event that carries a session_id
+   * shows that ID (lines before it, such as a warning, prove nothing). Another ID means
+   * cursor silently started a new chat, and no ID within HOLD_LIMIT bytes leaves the
+   * chat unknown: either way the run is stopped before anything reaches the caller.
+   * With stdout 'hold', stderr is held until the run ends, so that the caller, who
+   * decides only then whether to retry the turn, has shown nothing yet.
    */
   expectSession?: string;
 }
@@ -38,13 +45,17 @@ export interface AgentRun {
   tap: StreamTap;
   /** Anything reached our stdout or stderr (a retry would then be visible). */
   wroteOutput: boolean;
-  /** Why we stopped the agent ourselves, if we did. */
-  stopped: 'session-mismatch' | 'stdout-closed' | null;
+  /**
+   * Why we stopped the agent ourselves, if we did: it answered as another chat, it
+   * printed HOLD_LIMIT bytes without naming its chat, or our reader went away.
+   */
+  stopped: 'session-mismatch' | 'unverified' | 'stdout-closed' | null;
   /** Set when cursor-agent could not be started at all. */
   spawnError?: NodeJS.ErrnoException;
   /**
-   * Output still held when the run ended (a resumed run that failed before its first
-   * line). The caller passes it on, or drops it when it retries the turn as a fresh chat.
+   * Passes on output still held when the run ended (a resumed run that failed before it
+   * named its chat, or the stderr of a translated one). The caller calls it once it has
+   * judged the run, or drops the output by not calling it (a retry, a broken resume).
    */
   flushHeld: () => void;
 }
@@ -55,10 +66,13 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
   return new Promise((resolve) => {
     const tap = new StreamTap(options.stdout === 'hold' ? MAX_HELD_TAP_LINE : MAX_TAP_LINE);
     const result: AgentRun = { code: null, signal: null, stderr: '', tap, wroteOutput: false, stopped: null, flushHeld: () => {} };
-    let verified = options.expectSession === undefined;
+    const resumed = options.expectSession !== undefined;
+    let verified = !resumed;
+    let errLive = !resumed;
     let heldOut: Buffer[] = [];
     let heldErr: Buffer[] = [];
-    let heldBytes = 0;
+    let unverifiedBytes = 0;
+    let heldErrBytes = 0;
 
     const child = spawn(options.agent, options.argv, { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
 
@@ -78,11 +92,14 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       result.wroteOutput = true;
       process.stderr.write(chunk);
     };
-    const release = (): void => {
+    const releaseOut = (): void => {
       verified = true;
-      for (const chunk of heldErr) writeErr(chunk);
       if (options.stdout === 'stream') for (const chunk of heldOut) writeOut(chunk);
       heldOut = [];
+    };
+    const releaseErr = (): void => {
+      errLive = true;
+      for (const chunk of heldErr) writeErr(chunk);
       heldErr = [];
     };
     const stop = (why: AgentRun['stopped']): void => {
@@ -93,20 +110,13 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       child.kill('SIGTERM');
     };
 
-    if (options.expectSession !== undefined) {
+    if (resumed) {
       const expected = options.expectSession;
-      tap.onFirstLine((line) => {
-        if (line === undefined) return; // the stream ended without a line: the caller decides
-        let sessionId: unknown;
-        try {
-          sessionId = line ? (JSON.parse(line) as { session_id?: unknown }).session_id : undefined;
-        } catch {
-          sessionId = undefined;
-        }
-        // A first line without a session ID proves nothing either way: let it through;
-        // the whole stream is checked again when the run ends.
-        if (sessionId !== undefined && sessionId !== expected) stop('session-mismatch');
-        else release();
+      tap.onSession((id) => {
+        if (id !== expected) return stop('session-mismatch');
+        releaseOut();
+        // A streamed run is live from here on; a translated one shows its stderr only once judged.
+        if (options.stdout === 'stream') releaseErr();
       });
     }
 
@@ -117,22 +127,24 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
 
     child.stdout.on('data', (chunk: Buffer) => {
       tap.push(chunk);
-      if (result.stopped !== null || options.stdout === 'hold') return;
-      if (verified) writeOut(chunk);
-      else hold(heldOut, chunk);
+      if (result.stopped !== null) return;
+      if (verified) {
+        if (options.stdout === 'stream') writeOut(chunk);
+        return;
+      }
+      if (options.stdout === 'stream') heldOut.push(chunk);
+      unverifiedBytes += chunk.length;
+      if (unverifiedBytes > HOLD_LIMIT) stop('unverified');
     });
     child.stderr.on('data', (chunk: Buffer) => {
       result.stderr = (result.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
       if (result.stopped !== null) return;
-      if (verified) writeErr(chunk);
-      else hold(heldErr, chunk);
+      if (errLive) return writeErr(chunk);
+      heldErr.push(chunk);
+      heldErrBytes += chunk.length;
+      // Not held without end: past the limit it goes out, and the turn can no longer be retried unseen.
+      if (heldErrBytes > HOLD_LIMIT) releaseErr();
     });
-    function hold(into: Buffer[], chunk: Buffer): void {
-      into.push(chunk);
-      heldBytes += chunk.length;
-      // Cannot verify within a sane amount of output: stop holding rather than buffer without end.
-      if (heldBytes > HOLD_LIMIT) release();
-    }
 
     child.stdin.on('error', () => {
       /* cursor-agent may exit without reading its stdin (a failed login): its exit says why */
@@ -144,7 +156,12 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     });
     child.on('close', (code, signal) => {
       tap.end();
-      if (result.stopped === null && !verified) result.flushHeld = release;
+      if (result.stopped === null) {
+        result.flushHeld = () => {
+          releaseErr();
+          releaseOut();
+        };
+      }
       for (const s of RELAYED_SIGNALS) process.off(s, relay);
       process.stdout.off('error', onStdoutError);
       result.code = code;

@@ -46,14 +46,14 @@ export class StreamTap {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private skipping = false;
-  private firstLineListener: ((line: string | undefined) => void) | undefined;
+  private sessionListener: ((id: unknown) => void) | undefined;
 
   /** `maxLine`: lines longer than this are skipped, not parsed (see MAX_TAP_LINE). */
   constructor(private readonly maxLine: number = MAX_TAP_LINE) {}
 
-  /** Called once, with the first complete line (or undefined if the stream ends without one). */
-  onFirstLine(listener: (line: string | undefined) => void): void {
-    this.firstLineListener = listener;
+  /** Called once, with the first session_id the stream shows (never, if it shows none). */
+  onSession(listener: (id: unknown) => void): void {
+    this.sessionListener = listener;
   }
 
   push(chunk: Buffer): void {
@@ -68,7 +68,6 @@ export class StreamTap {
 
   end(): void {
     if (this.pendingBytes > 0 || this.skipping) this.finishLine();
-    this.announceFirst(undefined);
   }
 
   private take(part: Buffer): void {
@@ -93,17 +92,9 @@ export class StreamTap {
     this.lines++;
     if (skipped) {
       this.oversizedLines++;
-      this.announceFirst('');
       return;
     }
-    this.announceFirst(line!);
     this.parse(line!);
-  }
-
-  private announceFirst(line: string | undefined): void {
-    const listener = this.firstLineListener;
-    this.firstLineListener = undefined;
-    listener?.(line);
   }
 
   private parse(line: string): void {
@@ -143,7 +134,11 @@ export class StreamTap {
 
   private noteSession(id: unknown): void {
     if (typeof id !== 'string') this.sessionChanged = true;
-    if (this.sessionId === undefined) this.sessionId = id;
-    else if (id !== this.sessionId) this.sessionChanged = true;
+    if (this.sessionId === undefined) {
+      this.sessionId = id;
+      const listener = this.sessionListener;
+      this.sessionListener = undefined;
+      listener?.(id);
+    } else if (id !== this.sessionId) this.sessionChanged = true;
   }
 }

@@ -225,6 +225,7 @@ export class BranchStore {
       lastOutcome: input.outcome ?? 'success',
       createdAt: base?.createdAt ?? now,
       updatedAt: now,
+      ...(input.storeSeen !== undefined ? { storeSeen: input.storeSeen } : {}),
     };
     this.#cache.set(key, value);
     // The set may have evicted the least recently used branch; index this one after it.

@@ -30,6 +30,11 @@ export interface BranchRecord {
   known: string;
   /** Prompt bytes this branch has saved against sending the full prompt every turn. */
   bytesSaved: number;
+  /**
+   * Cursor's store of this chat (…/chats/<md5 of workspace>/<chatId>/store.db) existed
+   * right after its last turn: if it is absent later, the chat is gone. Unset: never seen.
+   */
+  storeSeen?: boolean;
 }
 
 export interface Branch extends BranchRecord {

@@ -6,14 +6,14 @@ import { isatty } from 'node:tty';
 import { parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
-import { MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
+import { HOLD_LIMIT, MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
 import type { Branch, Outcome } from '../cache/types.js';
 import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
 import { connectHelper } from '../helper/launcher.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type TurnContext } from '../plan.js';
-import { contextFor, goneChats } from '../turn-input.js';
+import { chatStoreSeen, contextFor, goneChats } from '../turn-input.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
@@ -108,11 +108,14 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     let run = await execute(plan, settings);
     let failure = failureOf(run, plan);
     let retried = false;
+    // A resumed chat that is gone, with nothing shown and no retry: said, not passed on.
+    let lostChat: string | null = null;
     if (plan.decision !== 'fresh' && failure === 'resume') {
       // The chat is gone: it must never be resumed again.
       await quietly(say, 'evict', () => client?.evict({ anchor: plan.anchor!, chatId: plan.chatId! }));
+      const why = whyNotResumed(run, plan);
       if (settings.retryFresh && !run.wroteOutput) {
-        say(`cursor could not resume chat ${plan.chatId} (${run.stopped === 'session-mismatch' ? 'it answered as another chat' : 'a resume error'}); retrying once as a fresh chat with the whole conversation`);
+        say(`cursor could not resume chat ${plan.chatId} (${why}); retrying once as a fresh chat with the whole conversation`);
         plan = withArgv(
           { ...plan, decision: 'fresh', reason: 'resume-failed', detail: REASONS['resume-failed'], chatId: null, baseVersion: null, prompt: analysis.fullPrompt },
           analysis,
@@ -121,23 +124,25 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
         run = await execute(plan, settings);
         failure = failureOf(run, plan);
         retried = true;
-      } else {
-        run.flushHeld();
+      } else if (!run.wroteOutput && !failedOnItsOwn(run)) {
+        // What cursor printed may be an answer without the conversation's context: never passed on as one.
+        lostChat = `cursor could not resume chat ${plan.chatId}: ${why}. Nothing was printed and its entry was dropped (retryFresh is off); run the turn again to start a fresh chat with the whole conversation`;
       }
-    } else {
-      run.flushHeld();
     }
+    if (lostChat !== null) process.stderr.write(`cursor-resume: ${lostChat}\n`);
+    else await deliver(run, plan);
 
     if (run.spawnError) {
-      const { code, message } = notFoundMessage(settings.agent, run.spawnError);
+      const { code, kind, message } = notFoundMessage(settings.agent, run.spawnError);
       process.stderr.write(`cursor-resume: ${message}\n`);
       await quietly(say, 'release', () => client?.release('error', 'ok'));
-      writeTrace(settings, plan, { exit: code, failure: 'not-found', retried, started });
+      writeTrace(settings, plan, { exit: code, failure: kind, retried, started });
       return code;
     }
-    if (plan.record && client) await quietly(say, 'record', () => remember(client!, plan, analysis, run, failure, say));
+    const storeSeen = (chatId: string): boolean => chatStoreSeen(context, given, chatId);
+    if (plan.record && client) await quietly(say, 'record', () => remember(client!, plan, analysis, run, failure, storeSeen, say));
 
-    const exit = run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);
+    const exit = lostChat !== null ? 1 : run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);
     writeTrace(settings, plan, { exit, failure, retried, started, chatId: run.tap.sessionId });
     return exit;
   } finally {
@@ -223,36 +228,57 @@ function writeStdout(text: string): Promise<boolean> {
 }
 
 function execute(plan: Plan, settings: Settings): Promise<AgentRun> {
-  const translate = plan.record && plan.callerFormat !== 'stream-json';
   return runAgent({
     agent: settings.agent,
     argv: plan.argv,
     prompt: plan.prompt,
     env: process.env,
-    stdout: translate ? 'hold' : 'stream',
+    stdout: translates(plan) ? 'hold' : 'stream',
     ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId! } : {}),
-  }).then(async (run) => {
-    // For a caller that asked for text or json, print what that format would have printed.
-    if (translate && run.stopped === null && run.tap.resultLine !== undefined) {
-      run.wroteOutput = true;
-      // A caller that went away never saw the answer: the turn is not recorded, as in a stream.
-      if (!(await writeStdout(plan.callerFormat === 'json' ? `${run.tap.resultLine}\n` : `${run.tap.resultText ?? ''}\n`))) {
-        run.stopped = 'stdout-closed';
-      }
-    } else if (translate && run.stopped === null && run.tap.results === 0 && run.tap.oversizedLines > 0) {
-      // Never an answer silently lost: say why there is nothing to print.
-      process.stderr.write(`cursor-resume: cursor-agent's answer has a line over ${MAX_HELD_TAP_LINE / 1024 / 1024} MiB, too long to print as ${plan.callerFormat}; ask for --output-format stream-json to get it whole\n`);
-    }
-    return run;
   });
 }
 
-/** The failure of a run, counting a resumed chat that answered under another ID as a failed resume. */
+/** A caller that asked for text or json while we run stream-json to learn the chat ID. */
+const translates = (plan: Plan): boolean => plan.record && plan.callerFormat !== 'stream-json';
+
+/**
+ * Passes on what a judged run still holds and, for a caller that asked for text or json,
+ * prints what that format would have printed.
+ */
+async function deliver(run: AgentRun, plan: Plan): Promise<void> {
+  run.flushHeld();
+  if (!translates(plan) || run.stopped !== null) return;
+  if (run.tap.resultLine !== undefined) {
+    run.wroteOutput = true;
+    // A caller that went away never saw the answer: the turn is not recorded, as in a stream.
+    if (!(await writeStdout(plan.callerFormat === 'json' ? `${run.tap.resultLine}\n` : `${run.tap.resultText ?? ''}\n`))) {
+      run.stopped = 'stdout-closed';
+    }
+  } else if (run.tap.results === 0 && run.tap.oversizedLines > 0) {
+    // Never an answer silently lost: say why there is nothing to print.
+    process.stderr.write(`cursor-resume: cursor-agent's answer has a line over ${MAX_HELD_TAP_LINE / 1024 / 1024} MiB, too long to print as ${plan.callerFormat}; ask for --output-format stream-json to get it whole\n`);
+  }
+}
+
+/** The failure of a run, counting a resumed chat that answered under another ID, or under none, as a failed resume. */
 function failureOf(run: AgentRun, plan: Plan): FailureKind | null {
-  if (run.stopped === 'session-mismatch') return 'resume';
+  if (run.stopped === 'session-mismatch' || run.stopped === 'unverified') return 'resume';
   const failure = classifyFailure({ code: run.code, signal: run.signal, stderr: run.stderr, errorResult: run.tap.isError });
   if (failure !== null || plan.decision === 'fresh') return failure;
   return run.tap.sessionId === plan.chatId && !run.tap.sessionChanged ? null : 'resume';
+}
+
+/** cursor-agent ended with an error of its own (its message and status are passed on as they are). */
+const failedOnItsOwn = (run: AgentRun): boolean => run.stopped === null && run.signal === null && run.code !== 0;
+
+/** Why a resumed run did not continue the chat it was given, for a message. */
+function whyNotResumed(run: AgentRun, plan: Plan): string {
+  const id = run.tap.sessionId;
+  if (run.stopped === 'unverified') return `its output named no chat in its first ${HOLD_LIMIT / 1024 / 1024} MiB`;
+  if (failedOnItsOwn(run)) return 'a resume error';
+  if (id === undefined) return 'its output named no chat';
+  if (id !== plan.chatId) return `it answered as ${isSafeChatId(id) ? `chat ${id}` : 'another chat'}, which has none of the conversation`;
+  return 'its chat ID changed during the answer';
 }
 
 /** Records a successful turn, or tells the helper how the turn of a leased chat ended. */
@@ -262,6 +288,7 @@ async function remember(
   analysis: Analysis,
   run: AgentRun,
   failure: FailureKind | null,
+  storeSeen: (chatId: string) => boolean,
   say: (line: string) => void,
 ): Promise<void> {
   const { tap } = run;
@@ -279,6 +306,7 @@ async function remember(
       baseVersion: resumed ? plan.baseVersion : null,
       savedBytes: plan.fullPromptBytes - plan.promptBytes,
       outcome: 'success' as const,
+      storeSeen: storeSeen(chatId),
     };
     let reply = await client.record(record);
     // The branch expired or was evicted while the turn ran: the record holds the whole

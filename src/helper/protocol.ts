@@ -69,6 +69,7 @@ function buildSchemas() {
     savedBytes: count,
     outcome: z.optional(outcome),
     state: z.optional(state),
+    storeSeen: z.optional(z.boolean()),
   });
 
   const requestSchemas = {

@@ -7,7 +7,7 @@
 // names every fact its chat knows, which proves which it was).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { after, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { BIN, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog } from '../support/conversation.js';
 import { entries, factsOf, measuredRun, sha256, teeAgent, worlds } from '../support/hardening.js';

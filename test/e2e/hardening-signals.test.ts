@@ -117,7 +117,6 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
   }
 
   test('while it records (the helper held still meanwhile): the next turn resumes the right chat, or starts fresh with everything', async () => {
-    const outcomes: string[] = [];
     for (const round of [0, 1]) {
       const c = conversation(world());
       await c.turn('remember: alpha');
@@ -135,10 +134,10 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
       } finally {
         process.kill(helper!, 'SIGCONT');
       }
-      const result = JSON.parse(run.output.stdout.trim().split('\n').at(-1)!) as { result: string };
+      const result = JSON.parse(run.output.stdout.trim().split('\n').at(-1)!) as { result: string; session_id: string };
       c.messages.push({ role: 'assistant', content: result.result });
-      outcomes.push(await nothingLost(c, ['alpha', 'beta', 'gamma']));
+      // Either way nothing is lost; a resume must continue the chat whose answer the caller kept.
+      if ((await nothingLost(c, ['alpha', 'beta', 'gamma'])) === 'resumed') assert.equal(c.lastInvocation().chatId, result.session_id);
     }
-    assert.ok(outcomes.every((o) => o === 'resumed' || o === 'fresh'), outcomes.join(', '));
   });
 });

@@ -6,13 +6,26 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { describe, test } from 'node:test';
+import { dirname, join } from 'node:path';
+import { after, describe, test } from 'node:test';
 import { BIN, STAND_IN, runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { worlds } from '../support/hardening.js';
+import { entries, killGroup, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
 const world = worlds();
+/** Process groups of runs a test spawned itself: whatever they left is killed at the end. */
+const groups: number[] = [];
+after(() => {
+  for (const pid of groups) killGroup(pid);
+});
+
+/** A cursor-agent that fails with `stderr` and exit 1, as cursor-agent does. */
+function failingAgent(stderr: string): string {
+  const agent = join(tempDir('cr-fail-'), 'failing-agent.sh');
+  writeFileSync(agent, `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' ${JSON.stringify(stderr)} >&2\nexit 1\n`);
+  chmodSync(agent, 0o755);
+  return agent;
+}
 
 const chatDir = (c: Conversation, chatId: string): string =>
   join(c.env.CURSOR_CONFIG_DIR!, 'chats', createHash('md5').update(c.workspace).digest('hex'), chatId);
@@ -150,19 +163,42 @@ describe('failures', () => {
     assert.match(t3.reply!, /I remember: kept; after the error\./);
   });
 
-  test('an authentication failure keeps the entry', async () => {
-    const c = new Conversation(world());
-    await c.turn('remember: keep me');
-    c.messages.push({ role: 'user', content: 'next' });
-    const failed = await c.send({ mode: 'auth' });
-    assert.equal(failed.code, 1);
-    assert.match(failed.stderr, /Authentication required/);
-    assert.equal(failed.stdout, '');
-    const retry = await c.send();
-    assert.equal(retry.code, 0, retry.stderr);
-    assert.equal(c.lastInvocation().stdin, 'next');
-    assert.match(retry.reply!, /^Turn 2 of this chat\. I remember: keep me\./);
-  });
+  // Only a resume failure says the chat is gone; any other failure keeps the entry for the next try.
+  for (const mode of ['auth', 'invalid-session-token', 'usage-limit', 'network', 'model-error=unavailable', 'expired-login']) {
+    test(`a failure that is not the chat's (${mode}) keeps the entry`, async () => {
+      const c = new Conversation(world());
+      await c.turn('remember: keep me');
+      c.messages.push({ role: 'user', content: 'next' });
+      const failed =
+        mode === 'expired-login'
+          ? await runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_RESUME_AGENT: failingAgent('Error: [unauthenticated] Your session has expired. Please log in again.') } })
+          : await c.send({ mode });
+      assert.equal(failed.code, 1);
+      assert.notEqual(failed.stderr, '', "cursor-agent's own message is shown");
+      assert.equal(failed.stdout, '');
+      assert.equal(c.lastTrace().retried, false, 'no second run for nothing');
+      const retry = await c.send();
+      assert.equal(retry.code, 0, retry.stderr);
+      assert.equal(c.lastInvocation().stdin, 'next');
+      assert.match(retry.reply!, /^Turn 2 of this chat\. I remember: keep me\./);
+    });
+  }
+
+  for (const kind of ['expired', 'failed', 'invalid', 'no-such']) {
+    test(`a resume error (${kind}) evicts the entry and the turn is retried fresh`, async () => {
+      const c = new Conversation(world());
+      await c.turn('remember: kept');
+      const t2 = await c.turn('remember: after the error', { mode: `resume-not-found=${kind}` });
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.equal(t2.stderr, '');
+      const [first, resumed, retried] = c.invocations();
+      assert.deepEqual(resumed!.argv.slice(-2), ['--resume', first!.chatId]);
+      assert.ok(!retried!.argv.includes('--resume'));
+      assert.deepEqual([c.lastTrace().reason, c.lastTrace().failure, c.lastTrace().retried], ['resume-failed', null, true]);
+      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: kept; after the error\./);
+      assert.ok(!(await entries(c.env)).some((e) => e.chatId === first!.chatId), 'the old chat is forgotten');
+    });
+  }
 
   test('the silent-fresh trap: a chat gone from the store is never resumed', async () => {
     const c = new Conversation(world());
@@ -174,6 +210,38 @@ describe('failures', () => {
     assert.ok(!c.lastInvocation().argv.includes('--resume'));
     assert.equal(c.lastTrace().reason, 'chat-missing');
     assert.match(t2.reply!, /I remember: precious\./, 'the full prompt carried the context');
+  });
+
+  // silent-fresh-same-id: Cursor answers under the very ID it was given, from an empty chat; only the store can tell.
+  const removals: Array<[string, (c: Conversation, chatId: string) => void]> = [
+    ["the workspace's whole folder is gone", (c) => rmSync(dirname(chatDir(c, 'x')), { recursive: true })],
+    ['the chat folder is left without its store.db', (c, chatId) => rmSync(join(chatDir(c, chatId), 'store.db'))],
+  ];
+  for (const [name, remove] of removals) {
+    test(`the silent-fresh trap under the same ID: ${name}, so the chat is not resumed`, async () => {
+      const c = new Conversation(world());
+      const t1 = await c.turn('remember: precious');
+      remove(c, resultOf(t1.stdout).session_id);
+      assert.ok(existsSync(join(c.env.CURSOR_CONFIG_DIR!, 'chats')), "Cursor's chat store itself is still there");
+      const t2 = await c.turn('what was precious?', { mode: 'silent-fresh-same-id' });
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.ok(!c.lastInvocation().argv.includes('--resume'));
+      assert.equal(c.lastTrace().reason, 'chat-missing');
+      assert.match(t2.reply!, /I remember: precious\./, 'the full prompt carried the context');
+    });
+  }
+
+  test("a chat whose store was never seen where we look is still resumed (Cursor's layout may differ)", async () => {
+    const elsewhere = tempDir('cr-cursor-elsewhere-');
+    const agent = join(tempDir('cr-elsewhere-'), 'elsewhere-agent.sh');
+    writeFileSync(agent, `#!/bin/sh\nCURSOR_CONFIG_DIR="${elsewhere}" exec "${STAND_IN}" "$@"\n`);
+    chmodSync(agent, 0o755);
+    const c = new Conversation(world({ CURSOR_RESUME_AGENT: agent }));
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('remember: beta');
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.equal(c.lastTrace().reason, 'delta');
+    assert.match(t2.reply!, /^Turn 2 of this chat\. I remember: alpha; beta\./);
   });
 
   test('a resumed chat that answers under another ID is stopped before the caller sees it', async () => {
@@ -199,13 +267,121 @@ describe('failures', () => {
     assert.equal(c.lastTrace().reason, 'no-entry');
   });
 
-  test('a missing cursor-agent exits 127 naming CURSOR_RESUME_AGENT', async () => {
-    const env = world({ CURSOR_RESUME_AGENT: '/nonexistent/cursor-agent' });
+  test('a missing cursor-agent exits 127 naming CURSOR_RESUME_AGENT; one that cannot be executed, 126; the trace tells them apart', async () => {
+    const trace = join(tempDir('cr-trace-'), 'trace.jsonl');
+    const env = world({ CURSOR_RESUME_AGENT: '/nonexistent/cursor-agent', CURSOR_RESUME_TRACE: trace });
     const r = await runCli(STREAM_ARGS, { input: '{"messages":[{"role":"user","content":"hi"}]}', env });
     assert.equal(r.code, 127);
     assert.match(r.stderr, /cursor-agent not found: "\/nonexistent\/cursor-agent".*CURSOR_RESUME_AGENT/);
     const sub = await runCli(['status'], { env });
     assert.equal(sub.code, 127);
+
+    const notExecutable = join(tempDir('cr-noexec-'), 'cursor-agent');
+    writeFileSync(notExecutable, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+    const r2 = await runCli(STREAM_ARGS, { input: '{"messages":[{"role":"user","content":"hi"}]}', env: { ...env, CURSOR_RESUME_AGENT: notExecutable } });
+    assert.equal(r2.code, 126);
+    assert.match(r2.stderr, /cannot run cursor-agent ".*": .*permissions/);
+    const traces = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { exit: number; failure: string });
+    assert.deepEqual(traces.map((t) => [t.exit, t.failure]), [[127, 'not-found'], [126, 'not-executable']]);
+  });
+
+});
+
+describe('a resumed chat is verified before anything is shown', () => {
+  /**
+   * The stand-in behind a wrapper that, on a resumed run only, first prints `firstLine`
+   * (a warning, an event without a session_id, a line over the hold limit).
+   */
+  function prefixAgent(firstLine: string): string {
+    const dir = tempDir('cr-prefix-');
+    writeFileSync(join(dir, 'first-line'), `${firstLine}\n`);
+    const agent = join(dir, 'prefix-agent.sh');
+    writeFileSync(agent, `#!/bin/sh\ncase " $* " in *" --resume "*) cat "${join(dir, 'first-line')}";; esac\nexec "${STAND_IN}" "$@"\n`);
+    chmodSync(agent, 0o755);
+    return agent;
+  }
+
+  const firstLines: Array<[string, string]> = [
+    ['a warning', 'npm WARN config production Use `--omit=dev` instead.'],
+    ['an event without a session_id', '{"type":"status"}'],
+  ];
+  for (const [name, line] of firstLines) {
+    test(`${name} before the first event with a session_id: a silent fresh chat is still caught and retried`, async () => {
+      const c = new Conversation(world({ CURSOR_RESUME_AGENT: prefixAgent(line) }));
+      await c.turn('remember: alpha');
+      const t2 = await c.turn('remember: beta', { mode: 'gc,silent-fresh' });
+      assert.equal(t2.code, 0, t2.stderr);
+      const [first, resumed, retried] = c.invocations();
+      assert.deepEqual(resumed!.argv.slice(-2), ['--resume', first!.chatId]);
+      assert.ok(!retried!.argv.includes('--resume'), 'retried as a fresh chat');
+      assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
+      assert.equal(t2.stdout.match(/"subtype":"init"/g)!.length, 1, 'the silent fresh chat was never shown');
+      assert.ok(!t2.stdout.includes(line), 'nor its first line');
+      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./, 'the whole conversation reached the new chat');
+    });
+  }
+
+  test('a first line over the hold limit is not let through unverified: the turn is retried unseen', async () => {
+    // 5 MiB, longer than the 4 MiB held while the chat is checked, naming another chat at its end.
+    const line = JSON.stringify({ type: 'status', pad: 'x'.repeat(5 * 1024 * 1024), session_id: 'f0f0f0f0-0000-4000-8000-000000000000' });
+    const c = new Conversation(world({ CURSOR_RESUME_AGENT: prefixAgent(line) }));
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('remember: beta');
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.equal(t2.stderr, '');
+    assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
+    assert.ok(!t2.stdout.includes('"pad"'), 'nothing of the unverified run reached the caller');
+    assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./);
+  });
+
+  for (const mode of ['session-id-change', 'resume-not-found,fail-after-init']) {
+    test(`a json caller: a broken resume (${mode}) is retried, not printed`, async () => {
+      const c = new Conversation(world());
+      const args = ['--print', '--output-format', 'json'];
+      c.messages.push({ role: 'user', content: 'remember: alpha' });
+      const t1 = await c.send({ args });
+      assert.equal(t1.code, 0, t1.stderr);
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      const t2 = await c.send({ args, mode });
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.equal(t2.stderr, '', "the failed run's stderr is not shown");
+      assert.equal(t2.stdout.split('\n').length, 2, 'one result object');
+      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./, 'the answer of the fresh chat with the whole conversation');
+      assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
+      assert.equal(c.invocations().length, 3);
+    });
+  }
+
+  test('retryFresh off: a chat that answers as another is not shown; the caller is told, exit 1', async () => {
+    const env = world();
+    assert.equal((await runCli(['config', 'set', 'retryFresh', 'false'], { env })).code, 0);
+    for (const format of ['stream-json', 'json']) {
+      const c = new Conversation(env);
+      await c.turn('remember: alpha');
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      const t2 = await c.send({ args: ['--print', '--output-format', format], mode: 'session-id=f0f0f0f0-0000-4000-8000-000000000000' });
+      assert.equal(t2.code, 1, format);
+      assert.equal(t2.stdout, '', format);
+      assert.match(t2.stderr, /^cursor-resume: cursor could not resume chat [0-9a-f-]{36}: it answered as chat f0f0f0f0-0000-4000-8000-000000000000\b.*entry was dropped.*run the turn again[^\n]*\n$/);
+      assert.equal(c.invocations().length, 2, 'no retry');
+      assert.deepEqual([c.lastTrace().exit, c.lastTrace().failure], [1, 'resume']);
+      // The next try starts fresh with the whole conversation.
+      const t3 = await c.send();
+      assert.equal(t3.code, 0, t3.stderr);
+      assert.equal(c.lastTrace().reason, 'no-entry');
+      assert.match(t3.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./);
+    }
+  });
+
+  test("retryFresh off: cursor-agent's own resume error is passed on as it is", async () => {
+    const env = world();
+    assert.equal((await runCli(['config', 'set', 'retryFresh', 'false'], { env })).code, 0);
+    const c = new Conversation(env);
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('remember: beta', { mode: 'resume-not-found' });
+    assert.equal(t2.code, 1);
+    assert.match(t2.stderr, /^Error: chat not found: [0-9a-f-]{36}\n$/);
+    assert.equal(c.invocations().length, 2, 'no retry');
   });
 });
 
@@ -224,33 +400,48 @@ describe('passthrough', () => {
     }
   });
 
-  test('the first line arrives while the agent is still running', async () => {
-    const env = world({ CURSOR_STAND_IN_MODE: 'slow=400' });
-    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stdin.end('{"messages":[{"role":"user","content":"hi"}]}');
-    const first = await new Promise<string>((resolve) => child.stdout.once('data', (d: Buffer) => resolve(d.toString())));
-    assert.equal(child.exitCode, null, 'still running');
-    assert.match(first, /"subtype":"init"/);
-    assert.doesNotMatch(first, /"type":"result"/);
-    await new Promise((resolve) => child.on('close', resolve));
+  // hang: the stand-in prints its init line, then waits for a signal. The line can reach the
+  // caller only if it is passed on while cursor-agent runs; held until exit, it never would.
+  test('the first line arrives while the agent is still running, on a fresh turn and on a resumed one', async () => {
+    const fresh = new Conversation(world());
+    fresh.messages.push({ role: 'user', content: 'remember: alpha' });
+    const resumed = new Conversation(world());
+    await resumed.turn('remember: alpha');
+    resumed.messages.push({ role: 'user', content: 'remember: beta' });
+    for (const c of [fresh, resumed]) {
+      const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'hang' });
+      groups.push(run.pid!);
+      run.stdin!.end(c.body());
+      await waitFor('the first line, while cursor-agent hangs', () => run.output.stdout.includes('\n'));
+      assert.equal(run.exitCode, null, 'cursor-resume is still running');
+      assert.ok(!readLog(c.log).some((e) => e.event === 'signal'), 'cursor-agent was never stopped: it is still running');
+      const init = JSON.parse(run.output.stdout.split('\n')[0]!) as { subtype: string; session_id: string };
+      assert.equal(init.subtype, 'init');
+      assert.equal(init.session_id, c.lastInvocation().chatId);
+      if (c === resumed) assert.deepEqual(c.lastInvocation().argv.slice(-2), ['--resume', c.invocations()[0]!.chatId]);
+      process.kill(run.pid!, 'SIGTERM');
+      assert.equal((await run.closed).code, 143);
+    }
   });
 
-  test('SIGINT reaches the agent, the exit status is 130, and the interrupted turn is not known history', async () => {
-    const c = new Conversation(world());
-    await c.turn('remember: before');
-    c.messages.push({ role: 'user', content: 'this turn hangs' });
-    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: { ...c.env, CURSOR_STAND_IN_MODE: 'hang' }, stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stdin.end(c.body());
-    await new Promise((resolve) => child.stdout.once('data', resolve));
-    child.kill('SIGINT');
-    const code = await new Promise((resolve) => child.on('close', (status) => resolve(status)));
-    assert.equal(code, 130);
-    assert.deepEqual(readLog(c.log).filter((e) => e.event === 'signal').map((e) => e.signal), ['SIGINT']);
-    const next = await c.turn('after the interruption');
-    assert.equal(next.code, 0, next.stderr);
-    assert.equal(c.lastTrace().reason, 'interrupted');
-    assert.ok(!c.lastInvocation().argv.includes('--resume'), 'no delta into a chat whose last turn is unknown');
-  });
+  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+    test(`${signal} reaches the agent, the exit status is ${status}, and the interrupted turn is not known history`, async () => {
+      const c = new Conversation(world());
+      await c.turn('remember: before');
+      c.messages.push({ role: 'user', content: 'this turn hangs' });
+      const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: { ...c.env, CURSOR_STAND_IN_MODE: 'hang' }, stdio: ['pipe', 'pipe', 'pipe'] });
+      child.stdin.end(c.body());
+      await new Promise((resolve) => child.stdout.once('data', resolve));
+      child.kill(signal);
+      const code = await new Promise((resolve) => child.on('close', (status) => resolve(status)));
+      assert.equal(code, status);
+      assert.deepEqual(readLog(c.log).filter((e) => e.event === 'signal').map((e) => e.signal), [signal], 'relayed to cursor-agent, which died of it');
+      const next = await c.turn('after the interruption');
+      assert.equal(next.code, 0, next.stderr);
+      assert.equal(c.lastTrace().reason, 'interrupted');
+      assert.ok(!c.lastInvocation().argv.includes('--resume'), 'no delta into a chat whose last turn is unknown');
+    });
+  }
 
   test("cursor-agent's subcommands pass through with stdio and exit status", async () => {
     const env = world();
