@@ -14,6 +14,8 @@ export interface Plan extends Decision {
   argv: string[];
   /** What the caller asked for; when it is not stream-json and the turn is recorded, we translate. */
   callerFormat: OutputFormat;
+  /** cursor-agent's stdin: `prompt`, or a plain-text transcript's bytes as they came (`prompt` shows them as text). */
+  stdin: string | Uint8Array;
   promptBytes: number;
   fullPromptBytes: number;
 }
@@ -82,12 +84,16 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     resumeChatId: decision.decision === 'fresh' ? null : decision.chatId,
     streamJson: decision.record,
   });
+  // Plain text is always a fresh chat whose prompt is the whole text: its bytes go instead.
+  const stdin = conversation.raw ?? decision.prompt;
+  const bytes = typeof stdin === 'string' ? Buffer.byteLength(stdin) : stdin.length;
   return {
     ...decision,
     argv,
     callerFormat,
-    promptBytes: Buffer.byteLength(decision.prompt),
-    fullPromptBytes: Buffer.byteLength(analysis.fullPrompt),
+    stdin,
+    promptBytes: bytes,
+    fullPromptBytes: conversation.raw ? bytes : Buffer.byteLength(analysis.fullPrompt),
   };
 }
 

@@ -1,16 +1,30 @@
 import { TranscriptError } from './errors.js';
 import { MAX_DEPTH } from './limits.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+// ignoreBOM: a byte-order mark stays in the text. Plain text goes on as it came, BOM
+// included; a JSON transcript is parsed from its first non-blank character, after it.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
-/** Bytes from stdin → text: strict UTF-8, a byte-order mark dropped. */
-export function decodeInput(bytes: Uint8Array): string {
+/** Bytes → text when they are UTF-8 (a BOM kept), else null. */
+export function decodeUtf8(bytes: Uint8Array): string | null {
   try {
-    // With ignoreBOM false the decoder strips a leading BOM itself.
-    return utf8.decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
-    throw new TranscriptError('stdin: not valid UTF-8 text; send the transcript as UTF-8');
+    return null;
   }
+}
+
+/** Bytes that must be UTF-8 text (JSON lines) → text, a BOM kept. */
+export function decodeInput(bytes: Uint8Array): string {
+  const text = decodeUtf8(bytes);
+  if (text === null) throw new TranscriptError('stdin: not valid UTF-8 text; send the transcript as UTF-8');
+  return text;
+}
+
+/** Bytes that are not UTF-8 → text to show, each broken sequence as U+FFFD. */
+export function decodeLossy(bytes: Uint8Array): string {
+  return lenientUtf8.decode(bytes);
 }
 
 /** Parses JSON text, naming the position of a syntax error. */
@@ -20,7 +34,7 @@ export function parseJson(text: string): unknown {
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new TranscriptError(
-      `stdin: not valid JSON (${detail}); send one complete JSON object, or plain text that does not start with "{" or "["`,
+      `stdin: not valid JSON (${detail}); send one complete JSON object, or plain text that does not start with "{"`,
     );
   }
 }

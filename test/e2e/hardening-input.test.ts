@@ -19,6 +19,8 @@ interface Expectation {
   prompt?: string | null;
   promptStartsWith?: string;
   argvIncludes?: [string, string];
+  /** Plain text: cursor-agent's stdin is the file's bytes, exactly. */
+  passedAsIs?: boolean;
 }
 const manifest = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as Record<string, Expectation>;
 
@@ -65,6 +67,7 @@ describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', 
     for (const [name, e] of Object.entries(manifest)) {
       assert.ok(e.why, `${name} says what it tries`);
       assert.ok(e.expect === 'accepted' || typeof e.message === 'string', `${name} names the message it expects`);
+      assert.ok(e.expect === 'refused' || typeof e.prompt === 'string' || e.promptStartsWith || e.passedAsIs, `${name} says what cursor-agent gets`);
     }
   });
 
@@ -100,6 +103,7 @@ describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', 
       const [run] = invocations;
       if (typeof e.prompt === 'string') assert.equal(run!.stdin, e.prompt, name);
       if (e.promptStartsWith) assert.ok(run!.stdin.startsWith(e.promptStartsWith), name);
+      if (e.passedAsIs) assert.deepEqual(Buffer.from(run!.stdinBase64!, 'base64'), readFileSync(join(DIR, name)), `${name}: the bytes as they came`);
       if (e.argvIncludes) {
         const at = run!.argv.indexOf(e.argvIncludes[0]);
         assert.deepEqual(run!.argv.slice(at, at + 2), e.argvIncludes, name);

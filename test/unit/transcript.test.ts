@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeInput } from '../../src/transcript/decode.js';
 import { TranscriptError } from '../../src/transcript/errors.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { readInput } from '../../src/transcript/read-input.js';
@@ -109,14 +108,37 @@ describe('accepted shapes become one canonical conversation', () => {
   });
 });
 
-describe('input bytes', () => {
-  test('a UTF-8 byte-order mark is accepted', () => {
-    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(u('hé'))]);
-    assert.equal(parseTranscript(decodeInput(bytes)).shape, 'openai');
+describe('input bytes: "{" opens a JSON transcript; other JSON is refused; the rest is plain text as it came', () => {
+  const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+  test('a UTF-8 byte-order mark before a JSON transcript is accepted', () => {
+    assert.equal(parseTranscript(Buffer.concat([BOM, Buffer.from(u('hé'))])).shape, 'openai');
   });
-  test('invalid UTF-8 is refused', () => {
-    assert.throws(() => decodeInput(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), /not valid UTF-8/);
+  test('invalid UTF-8 inside a JSON transcript is refused', () => {
+    assert.throws(() => parseTranscript(Buffer.from([0x20, 0x7b, 0xff, 0xfe, 0x7d])), /^TranscriptError: stdin: not valid UTF-8/);
   });
+  test('a UTF-16 JSON transcript is refused as not UTF-8, not taken for a prompt', () => {
+    assert.throws(() => parseTranscript(Buffer.from(`\ufeff${u('hi')}`, 'utf16le')), /not valid UTF-8/);
+  });
+  for (const [name, bytes] of [
+    ['invalid UTF-8', Buffer.from('USER: caf\xe9 ok\n', 'latin1')],
+    ['a byte-order mark', Buffer.concat([BOM, Buffer.from('USER: hi')])],
+    ['a "[" that opens no JSON', Buffer.from('[draft] write a haiku')],
+    ['words that begin like JSON', Buffer.from('nullable fields, 42 of them')],
+  ] as const) {
+    test(`plain text with ${name} keeps its bytes`, () => {
+      const c = parseTranscript(bytes);
+      assert.equal(c.shape, 'text');
+      assert.deepEqual(c.raw, bytes);
+    });
+  }
+  test('a broken byte is shown as U+FFFD in the text (what --dry-run prints)', () => {
+    assert.equal(parseTranscript(Buffer.from('caf\xe9', 'latin1')).text, 'caf\ufffd');
+  });
+  for (const [input, got] of [['"fix the bug"', 'a string'], [' 42\n', 'a number'], ['true', 'true'], ['null', 'null'], ['[1]', 'an array']] as const) {
+    test(`JSON ${input.trim()} is no transcript`, () => {
+      assert.throws(() => parseTranscript(Buffer.from(input)), new RegExp(`^TranscriptError: transcript: expected a JSON object \\(an OpenAI Chat Completions body or an AI SDK prompt\\), got ${got}$`));
+    });
+  }
   test('input over the cap is refused without reading on', async () => {
     async function* chunks() {
       for (let i = 0; i < 100; i++) yield Buffer.alloc(1024, 0x61);
