@@ -2,10 +2,11 @@
 // A real run, --dry-run, inspect and simulate all come through here.
 import { buildAgentArgv, type CallerArgs } from './agent/argv.js';
 import type { Branch } from './cache/types.js';
-import { compilePatterns, type Settings } from './config.js';
+import type { Settings } from './config.js';
 import { concreteModel } from './transcript/model.js';
 import { analyze, decide, type Analysis, type Decision } from './resume/decide.js';
 import { isResumeEnabled } from './resume/enabled.js';
+import { compileSideCallPatterns } from './resume/side-call.js';
 import type { Conversation } from './transcript/types.js';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
@@ -33,7 +34,7 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
   return analyze(conversation, {
     workspace: context.workspace,
     model: model === undefined ? '' : concreteModel(model),
-    sideCallPatterns: compilePatterns(context.settings.sideCallPatterns),
+    sideCallPatterns: compileSideCallPatterns(context.settings.sideCallPatterns),
   });
 }
 
@@ -61,7 +62,7 @@ export function planTurn(
     analysis,
     settings: {
       enabled: isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME),
-      sideCallPatterns: compilePatterns(context.settings.sideCallPatterns),
+      sideCallPatterns: compileSideCallPatterns(context.settings.sideCallPatterns),
       unsafeDelta: context.settings.unsafeDelta,
     },
     callerResume: context.caller.callerResume,

@@ -5,6 +5,9 @@ import { isSafeChatId } from '../../src/resume/chat-id.js';
 import { isResumeEnabled } from '../../src/resume/enabled.js';
 import { toolsFingerprint } from '../../src/resume/fingerprint.js';
 import { CONTINUE_LINE } from '../../src/resume/render.js';
+import { parseCallerArgs } from '../../src/agent/argv.js';
+import { resolveSettings } from '../../src/config.js';
+import { analyzeTurn } from '../../src/plan.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { ON, PATTERNS, analysisOf, asst, branchAfter, decideFor, fn, sys, toolMsg, user, type Body } from '../support/engine.js';
 
@@ -80,6 +83,31 @@ describe('side calls', () => {
       assert.equal(d.reason, 'no-entry', text);
       assert.equal(d.record, true);
     }
+  });
+  test("each title phrase only in its own role: a real conversation may open with the other one", () => {
+    for (const messages of [
+      [sys('You are opencode, a coding agent.'), user('You are a title generator for my blog app: write generateTitle(post) in src/title.ts')],
+      [user('You are a title generator: that is the prompt my app sends. Why does it return two lines?')],
+      [sys('Generate a title for this conversation: is the prompt our summariser uses; keep it stable.'), user('fix the bug')],
+    ]) {
+      const d = decideFor({ messages }, []);
+      assert.equal(d.reason, 'no-entry', JSON.stringify(messages));
+      assert.equal(d.record, true);
+    }
+  });
+  test('configured patterns are added to the title detection, and hold only at the start of a message', () => {
+    const settings = { ...resolveSettings({}, {}, {}).settings, sideCallPatterns: ['Summarize', 'You are a (summary|compaction) agent'] };
+    const context = { caller: parseCallerArgs([]), settings, env: {}, workspace: '/w' };
+    const sideCall = (messages: unknown[]) => analyzeTurn(parseTranscript(JSON.stringify({ messages })), context).sideCall;
+    assert.deepEqual(resolveSettings({}, {}, {}).settings.sideCallPatterns, [], 'none configured by default');
+    // OpenCode's title request is still one.
+    assert.equal(sideCall([sys('You are a title generator. You output ONLY a thread title.'), user('Generate a title for this conversation:\nhi')])?.role, 'system');
+    assert.equal(sideCall([sys('x'), user('Generate a title for this conversation:\nhi')])?.role, 'user');
+    assert.deepEqual(sideCall([sys('x'), user('  Summarize the chat so far')]), { pattern: '^(?:Summarize)', role: 'user' });
+    assert.deepEqual(sideCall([sys('You are a compaction agent.'), user('hi')]), { pattern: '^(?:You are a (summary|compaction) agent)', role: 'system' });
+    // Anywhere else in the message, the phrase is just words.
+    assert.equal(sideCall([sys('x'), user('Please do not Summarize; fix the bug')]), null);
+    assert.equal(sideCall([sys('Be brief. You are a summary agent'), user('hi')]), null);
   });
   test('a side call never resumes even when its anchor has an entry', () => {
     const title: Body = { messages: [sys('You are a title generator. You output ONLY a thread title.'), user('remember: the port is 8080')] };
