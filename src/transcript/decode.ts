@@ -1,5 +1,5 @@
 import { TranscriptError } from './errors.js';
-import { MAX_DEPTH } from './limits.js';
+import { MAX_DEPTH, MAX_JSON_VALUES } from './limits.js';
 
 // ignoreBOM: a byte-order mark stays in the text. Plain text goes on as it came, BOM
 // included; a JSON transcript is parsed from its first non-blank character, after it.
@@ -39,17 +39,46 @@ export function parseJson(text: string): unknown {
   }
 }
 
-/** Refuses JSON nested deeper than MAX_DEPTH, walking iteratively so the check itself cannot overflow. */
-export function checkDepth(value: unknown): void {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > MAX_DEPTH) {
-      throw new TranscriptError(`stdin: JSON nested deeper than ${MAX_DEPTH} levels; no transcript needs that`);
-    }
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+const [QUOTE, COMMA, BACKSLASH] = [0x22, 0x2c, 0x5c];
+const [OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = [0x5b, 0x5d, 0x7b, 0x7d];
+
+/**
+ * Refuses JSON nested deeper than MAX_DEPTH or holding more than MAX_JSON_VALUES values,
+ * before JSON.parse builds any of it: one pass over the text, strings skipped whole.
+ * Values are counted as commas and openings outside strings (at most one more than
+ * there are per empty container). Text that is not JSON is left to JSON.parse to name.
+ */
+export function checkJsonSize(text: string): void {
+  let values = 1;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
+      if (i < 0) return;
+    } else if (c === COMMA || c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++values > MAX_JSON_VALUES) {
+        throw new TranscriptError(
+          `stdin: JSON with more than ${MAX_JSON_VALUES.toLocaleString('en-US')} values, the limit (memory grows with each); no conversation needs that many`,
+        );
+      }
+      if (c !== COMMA && ++depth > MAX_DEPTH) {
+        throw new TranscriptError(`stdin: JSON nested deeper than ${MAX_DEPTH} levels; no transcript needs that`);
+      }
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
     }
   }
+}
+
+/** The index of the quote that closes the string opened at `open` (one not escaped by an odd run of backslashes), or -1. */
+function closingQuote(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  while (at >= 0) {
+    let before = at - 1;
+    while (text.charCodeAt(before) === BACKSLASH) before--;
+    if ((at - before) % 2 === 1) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return -1;
 }

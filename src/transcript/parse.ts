@@ -1,13 +1,13 @@
 import { parseAiSdk } from './ai-sdk.js';
-import { checkDepth, decodeInput, decodeLossy, decodeUtf8, parseJson } from './decode.js';
+import { checkJsonSize, decodeInput, decodeLossy, decodeUtf8, parseJson } from './decode.js';
 import { TranscriptError } from './errors.js';
 import { parseOpenAI } from './openai.js';
 import type { Conversation } from './types.js';
 
 const EMPTY = 'stdin is empty: pipe a transcript (a JSON body or a plain-text prompt) into cursor-resume';
 
-/** What JSON text may begin with, other than "{"; anything else cannot be JSON. */
-const JSON_SCALAR_OR_ARRAY = /^[["\-0-9tfn]/;
+/** What a JSON scalar begins with. */
+const JSON_SCALAR = /^["\-0-9tfn]/;
 
 /**
  * Stdin's bytes (or text already decoded) → the canonical Conversation. The rule:
@@ -33,8 +33,14 @@ function parseText(text: string, raw: Uint8Array | undefined): Conversation {
   // trimStart also drops a byte-order mark (U+FEFF).
   const trimmed = text.trimStart();
   if (trimmed === '') throw new TranscriptError(EMPTY);
-  if (trimmed[0] === '{') return parseObject(parseJson(trimmed) as object);
-  if (JSON_SCALAR_OR_ARRAY.test(trimmed)) {
+  if (trimmed[0] === '{') {
+    checkJsonSize(trimmed);
+    return parseObject(parseJson(trimmed) as object);
+  }
+  const isArray = trimmed[0] === '[';
+  // An array that does not end in "]" is no JSON, and is never parsed: that could cost more than its text.
+  if (isArray ? trimmed.trimEnd().endsWith(']') : JSON_SCALAR.test(trimmed)) {
+    if (isArray) checkJsonSize(trimmed);
     const value = tryJson(trimmed);
     if (value !== NOT_JSON) {
       throw new TranscriptError(
@@ -75,7 +81,6 @@ function isUtf16Object(bytes: Uint8Array): boolean {
 
 /** `value` is what JSON text beginning with "{" parses to: an object. */
 function parseObject(value: object): Conversation {
-  checkDepth(value);
   const hasMessages = Object.hasOwn(value, 'messages');
   const hasPrompt = Object.hasOwn(value, 'prompt');
   if (hasMessages && hasPrompt) {

@@ -150,6 +150,28 @@ describe('inputs too large to commit, generated here', () => {
     assert.ok(r.peakMiB < SMALL_INPUT_PEAK_MIB, `peak RSS ${r.peakMiB} MiB`);
   });
 
+  test('near the cap, millions of tiny JSON values: refused over the limit, run under it, memory bounded', async () => {
+    // A tool schema {"enum":[{},{},…]}: three bytes a value, what costs the most memory per byte.
+    const schema = (values: number, size: number): Buffer => {
+      const head = '{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"enum":[';
+      const tail = ']}}}]}';
+      const count = values > 0 ? values : Math.floor((size - head.length - tail.length) / 3);
+      return Buffer.from(`${head}${'{},'.repeat(count)}{}${tail}`);
+    };
+    const hostile = world();
+    const over = await measuredRun(STREAM_ARGS, { env: hostile, input: schema(0, 63 * MiB) });
+    assertRefused(over, hostile, /^stdin: JSON with more than 2,000,000 values, the limit/, '63 MiB of {}');
+    assert.ok(over.peakMiB < 64 * 4 + 100, `peak RSS ${over.peakMiB} MiB for 63 MiB of {}: a few copies of the text, no parsed values`);
+
+    // Just under the limit (an empty object counts as two: its opening and its comma).
+    const under = world();
+    const run = await measuredRun(STREAM_ARGS, { env: under, input: schema(990_000, 0), keepStdout: 0 });
+    assert.equal(run.code, 0, run.stderr);
+    const [invoked] = readLog(under.CURSOR_STAND_IN_LOG!);
+    assert.ok(invoked!.prompt.includes('"enum":[{},{}'), 'the whole schema reached cursor-agent');
+    assert.ok(run.peakMiB < 300, `peak RSS ${run.peakMiB} MiB for 990 000 objects in a tool schema`);
+  });
+
   test('a 30 MB message, and 200 000 messages (too many for the cache to record), run whole in bounded memory', async () => {
     const big = world();
     const content = 'é'.repeat(15 * MiB);

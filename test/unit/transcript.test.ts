@@ -139,6 +139,14 @@ describe('input bytes: "{" opens a JSON transcript; other JSON is refused; the r
       assert.throws(() => parseTranscript(Buffer.from(input)), new RegExp(`^TranscriptError: transcript: expected a JSON object \\(an OpenAI Chat Completions body or an AI SDK prompt\\), got ${got}$`));
     });
   }
+  test('JSON values are counted before parsing, outside strings only', () => {
+    const tool = (parameters: string) => `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":${parameters}}}]}`;
+    assert.throws(() => parseTranscript(tool(`[${'0,'.repeat(2_000_000)}0]`)), /^TranscriptError: stdin: JSON with more than 2,000,000 values, the limit/);
+    assert.equal(parseTranscript(tool(`[${'0,'.repeat(1_999_000)}0]`)).shape, 'openai');
+    // Commas, brackets and escaped quotes inside strings are text: neither values nor nesting.
+    assert.equal(parseTranscript(tool(JSON.stringify(`a\\"${',['.repeat(2_100_000)}\\`))).shape, 'openai');
+    assert.throws(() => parseTranscript(tool(`["\\\\",${'['.repeat(70)}${']'.repeat(70)}]`)), /nested deeper than 64 levels/);
+  });
   test('input over the cap is refused without reading on', async () => {
     async function* chunks() {
       for (let i = 0; i < 100; i++) yield Buffer.alloc(1024, 0x61);
