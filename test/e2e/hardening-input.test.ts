@@ -3,10 +3,11 @@
 // turn with resume on. What the user sees (exit status, one line on stderr) is checked,
 // and that nothing ran, nothing started, and memory stayed bounded.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ROOT, tempDir } from '../support/cli.js';
+import { BIN, ROOT, tempDir } from '../support/cli.js';
 import { STREAM_ARGS, readLog } from '../support/conversation.js';
 import { measuredRun, worlds } from '../support/hardening.js';
 
@@ -170,6 +171,29 @@ describe('inputs too large to commit, generated here', () => {
     const [invoked] = readLog(under.CURSOR_STAND_IN_LOG!);
     assert.ok(invoked!.prompt.includes('"enum":[{},{}'), 'the whole schema reached cursor-agent');
     assert.ok(run.peakMiB < 300, `peak RSS ${run.peakMiB} MiB for 990 000 objects in a tool schema`);
+  });
+
+  test('an error quotes at most 60 characters of a huge value, control characters escaped', async () => {
+    const long = (c: string) => c.repeat(1_000_000);
+    const user = { role: 'user', content: 'hi' };
+    for (const [name, body, message] of [
+      ['a 1 MB role', { messages: [{ role: long('x'), content: 'hi' }] }, /^messages\[0\]\.role: unknown role "x{60}…" \(expected system, user, assistant or tool\)$/],
+      ['a 1 MB part type', { messages: [{ role: 'user', content: [{ type: long('y') }] }] }, /^messages\[0\]\.content\[0\]\.type: unknown part type "y{60}…"/],
+      ['a role that is a 1 MB array', { messages: [{ role: Array(200_000).fill(7), content: 'hi' }] }, /^messages\[0\]\.role: unknown role \[7(,7){29}…/],
+      ['a model that is a flag, with C1 and bidi controls', { messages: [user], model: `-\u009b31m\u202e${long('m').slice(0, 4000)}` }, /^model: "-\\u009b31m\\u202em{54}…" begins with "-"/],
+      ['a relative workspace of 4000 characters', { messages: [user], workspace: long('w').slice(0, 4000) }, /^workspace: "w{60}…" is not an absolute path$/],
+    ] as const) {
+      const env = world();
+      const r = await measuredRun(STREAM_ARGS, { env, input: JSON.stringify(body) });
+      assertRefused(r, env, message, name);
+      assert.ok(r.stderr.length < 200, `${name}: ${r.stderr.length} bytes on stderr`);
+    }
+  });
+
+  test('a directory on stdin is named as such, not as empty', () => {
+    const env = world();
+    const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: [openSync(tempDir('cr-dir-'), 'r'), 'pipe', 'pipe'], encoding: 'utf8' });
+    assertRefused({ code: r.status, stdout: r.stdout, stderr: r.stderr }, env, /^stdin is a directory, not a transcript: pipe a transcript/, 'a directory');
   });
 
   test('a 30 MB message, and 200 000 messages (too many for the cache to record), run whole in bounded memory', async () => {

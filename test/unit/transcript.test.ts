@@ -41,6 +41,15 @@ describe('bad transcripts: one clear message naming what and where', () => {
     ['workspace with a newline', '{"messages":[{"role":"user","content":"x"}],"workspace":"/a\\nb"}', /^workspace: contains a control character$/],
     ['model not a string', '{"messages":[{"role":"user","content":"x"}],"model":["gpt-5"]}', /^model: expected a string, got an array$/],
     ['empty model', '{"messages":[{"role":"user","content":"x"}],"model":""}', /^model: must not be empty$/],
+    ['AI SDK file part without data', '{"prompt":[{"role":"user","content":[{"type":"file","mediaType":"image/png"}]}]}', /^prompt\[0\]\.content\[0\]\.data: missing; expected a value$/],
+    ['AI SDK image part without image', '{"prompt":[{"role":"user","content":[{"type":"image"}]}]}', /^prompt\[0\]\.content\[0\]\.image: missing; expected a value$/],
+    ['AI SDK redacted reasoning without data', '{"prompt":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"redacted-reasoning"}]}]}', /^prompt\[1\]\.content\[0\]\.data: missing; expected a value$/],
+    ['tool with an empty name', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":""}}]}', /^tools\[0\]\.function\.name: must not be empty: a tool needs a name$/],
+    ['AI SDK provider tool with an empty name', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"provider-defined","id":"x.y","name":""}]}', /^tools\[0\]\.name: must not be empty/],
+    ['parameters that are a string', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":"str"}}]}', /^tools\[0\]\.function\.parameters: expected a JSON schema \(an object\)$/],
+    ['AI SDK parameters that are a number', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"function","name":"t","parameters":3}]}', /^tools\[0\]\.parameters: expected a JSON schema \(an object\)$/],
+    ['tool calls on a user message', '{"messages":[{"role":"user","content":"x","tool_calls":[]}]}', /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/],
+    ['tool calls on a tool message', '{"messages":[{"role":"tool","tool_call_id":"a","content":"x","tool_calls":[{}]}]}', /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/],
   ];
   for (const [name, input, expected] of cases) {
     test(name, () => {
@@ -98,13 +107,18 @@ describe('accepted shapes become one canonical conversation', () => {
   test('developer role is a system message', () => {
     assert.equal(parseTranscript('{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"}]}').messages[0]!.role, 'system');
   });
-  test('keys such as __proto__ and constructor are plain data', () => {
-    const c = parseTranscript('{"messages":[{"role":"user","content":"x","__proto__":{"polluted":1}}],"tools":[{"type":"function","function":{"name":"t","parameters":{"__proto__":{"a":1},"constructor":{"b":2}}}}]}');
-    assert.equal(({} as Record<string, unknown>).polluted, undefined);
-    assert.equal(c.messages.length, 1);
+  test('keys such as __proto__ and constructor in a schema stay plain data, and change nothing else', () => {
+    const c = parseTranscript('{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"__proto__":{"a":1},"constructor":{"b":2}}}}]}');
+    const parameters = c.tools[0]!.parameters as object;
+    assert.deepEqual(Object.keys(parameters), ['__proto__', 'constructor'], 'own keys, kept');
+    assert.equal(Object.getPrototypeOf(parameters), Object.prototype, 'not a prototype');
+    assert.deepEqual(Object.getOwnPropertyDescriptor(parameters, '__proto__')?.value, { a: 1 });
   });
   test('duplicated keys: the last one wins, as in JSON.parse', () => {
-    assert.equal(parseTranscript('{"messages":[{"role":"user","content":"a","content":"b"}]}').messages[0]!.parts[0]!.type, 'text');
+    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"a","content":"b"}]}').messages[0]!.parts, [{ type: 'text', text: 'b' }]);
+  });
+  test('an OpenAI tool_calls of null on a user message is no call', () => {
+    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"x","tool_calls":null}]}').messages[0]!.parts, [{ type: 'text', text: 'x' }]);
   });
 });
 
@@ -140,7 +154,7 @@ describe('input bytes: "{" opens a JSON transcript; other JSON is refused; the r
     });
   }
   test('JSON values are counted before parsing, outside strings only', () => {
-    const tool = (parameters: string) => `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":${parameters}}}]}`;
+    const tool = (parameters: string) => `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"enum":${parameters}}}}]}`;
     assert.throws(() => parseTranscript(tool(`[${'0,'.repeat(2_000_000)}0]`)), /^TranscriptError: stdin: JSON with more than 2,000,000 values, the limit/);
     assert.equal(parseTranscript(tool(`[${'0,'.repeat(1_999_000)}0]`)).shape, 'openai');
     // Commas, brackets and escaped quotes inside strings are text: neither values nor nesting.
