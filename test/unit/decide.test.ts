@@ -156,6 +156,38 @@ describe('prefix proof and delta', () => {
     const d = decideFor(turn2, [branchAfter(turn1, { text: '\nNoted.\n\nThe   port is 8080.  ' })]);
     assert.equal(d.decision, 'resume-delta');
   });
+  test('messages the caller wrote match byte for byte: whitespace differs there, not in what cursor replied', () => {
+    const branch = branchAfter(turn2, { text: 'It is 8080.' });
+    const next = (system: string, said: string, replied: string): Body => ({
+      ...turn2,
+      messages: [sys(system), user('remember: the port is 8080'), asst(replied), user(said), asst('It is 8080.'), user('thanks')],
+    });
+    const [system, said, replied] = ['You are a coding agent.', 'What is the port?', 'Noted. The port is 8080.'];
+    assert.equal(decideFor(next(system, said, replied), [branch]).reason, 'delta');
+    assert.equal(decideFor(next(system, said, '  Noted.\n\nThe  port is 8080. '), [branch]).reason, 'delta', "cursor's reply: whitespace normalised");
+    for (const [what, body] of [
+      ['two spaces in a user message', next(system, 'What is  the port?', replied)],
+      ['a trailing newline in a user message', next(system, `${said}\n`, replied)],
+      ['a tab for a space in the system message', next('You are a\tcoding agent.', said, replied)],
+      ['a trailing space in the system message', next(`${system} `, said, replied)],
+    ] as const) {
+      const d = decideFor(body, [branch]);
+      assert.equal(d.reason, 'diverged', what);
+    }
+  });
+  test('the anchor names the concrete model: a provider prefix, on the command line or in the transcript, is stripped', () => {
+    const settings = resolveSettings({}, {}, {}).settings;
+    const anchorWith = (line: string[], model?: string) =>
+      analyzeTurn(parseTranscript(JSON.stringify({ ...turn1, ...(model ? { model } : {}) })), { caller: parseCallerArgs(line), settings, env: {}, workspace: '/w' });
+    const plain = anchorWith(['--model', 'gpt-5']);
+    assert.equal(plain.model, 'gpt-5');
+    for (const [line, model] of [[['--model', 'cursor-acp/gpt-5']], [[], 'cursor-acp/gpt-5'], [[], 'gpt-5'], [['--model=cursor-acp/gpt-5'], 'other/model']] as const) {
+      const a = anchorWith([...line], model);
+      assert.equal(a.model, 'gpt-5', JSON.stringify([line, model]));
+      assert.equal(a.anchor, plain.anchor, JSON.stringify([line, model]));
+    }
+    assert.notEqual(anchorWith(['--model', 'cursor-acp/gpt-5-mini']).anchor, plain.anchor, 'another model, another anchor');
+  });
   test('an edited assistant message is a divergence', () => {
     const d = decideFor(turn2, [branchAfter(turn1, { text: 'Noted. The port is 9090.' })]);
     assert.equal(d.decision, 'fresh');
