@@ -9,7 +9,6 @@ import type { Branch } from '../src/cache/types.js';
 import { resolveSettings } from '../src/config.js';
 import { analyzeTurn, planTurn, type TurnContext } from '../src/plan.js';
 import { messageDigest } from '../src/resume/digests.js';
-import { decodeInput } from '../src/transcript/decode.js';
 import { parseTranscript } from '../src/transcript/parse.js';
 import { STREAM_ARGS } from './lib/conversation.js';
 
@@ -22,7 +21,7 @@ const now = (): number => performance.now();
 const t0 = now();
 const bytes = readFileSync(transcriptFile);
 const t1 = now();
-const conversation = parseTranscript(decodeInput(bytes));
+const conversation = parseTranscript(bytes);
 const t2 = now();
 const env = { CURSOR_ACP_SESSION_RESUME: '1' };
 const context: TurnContext = {

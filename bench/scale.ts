@@ -9,7 +9,6 @@ import { parseCallerArgs } from '../src/agent/argv.js';
 import { resolveSettings } from '../src/config.js';
 import { connectHelper } from '../src/helper/launcher.js';
 import { analyzeTurn } from '../src/plan.js';
-import { decodeInput } from '../src/transcript/decode.js';
 import { parseTranscript } from '../src/transcript/parse.js';
 import { bigTranscript } from './lib/big-transcript.js';
 import { STREAM_ARGS } from './lib/conversation.js';
@@ -63,7 +62,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
       writeFileSync(file, text);
       // What the cache would know after the previous turn: every message but the new user message.
       const env = { CURSOR_ACP_SESSION_RESUME: '1' };
-      const analysis = analyzeTurn(parseTranscript(decodeInput(Buffer.from(text))), {
+      const analysis = analyzeTurn(parseTranscript(Buffer.from(text)), {
         caller: parseCallerArgs(STREAM_ARGS),
         settings: resolveSettings(env, {}, {}).settings,
         env,

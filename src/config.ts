@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import envPaths from 'env-paths';
 import * as z from 'zod/mini';
-import { DEFAULT_SIDE_CALL_PATTERNS } from './resume/side-call.js';
 
 export const SEED_TTL_MINUTES = 60;
 export const SEED_MAX_ENTRIES = 64;
@@ -47,9 +46,9 @@ export const SETTINGS = {
       z.string('must be a string').check(z.refine(compilable, 'is not a valid regular expression')),
       'must be a JSON array of strings',
     ),
-    default: [...DEFAULT_SIDE_CALL_PATTERNS],
+    default: [] as string[],
     env: undefined,
-    help: 'regular expressions that mark a title or metadata prompt, tested against the start of the first system and the first user message',
+    help: "regular expressions that mark a title or metadata prompt, each tested against the start of the first system and the first user message; added to OpenCode's title requests, which are always detected",
   },
   retryFresh: {
     schema: z.boolean('must be true or false'),
@@ -280,5 +279,3 @@ function resolveWith(
   }
   return { settings: settings as Settings, sources };
 }
-
-export const compilePatterns = (patterns: ReadonlyArray<string>): RegExp[] => patterns.map((p) => new RegExp(p));

@@ -2,10 +2,11 @@
 // A real run, --dry-run, inspect and simulate all come through here.
 import { buildAgentArgv, type CallerArgs } from './agent/argv.js';
 import type { Branch } from './cache/types.js';
-import { compilePatterns, type Settings } from './config.js';
+import type { Settings } from './config.js';
 import { concreteModel } from './transcript/model.js';
 import { analyze, decide, type Analysis, type Decision } from './resume/decide.js';
 import { isResumeEnabled } from './resume/enabled.js';
+import { compileSideCallPatterns } from './resume/side-call.js';
 import type { Conversation } from './transcript/types.js';
 
 export type OutputFormat = 'text' | 'json' | 'stream-json';
@@ -14,6 +15,8 @@ export interface Plan extends Decision {
   argv: string[];
   /** What the caller asked for; when it is not stream-json and the turn is recorded, we translate. */
   callerFormat: OutputFormat;
+  /** cursor-agent's stdin: `prompt`, or a plain-text transcript's bytes as they came (`prompt` shows them as text). */
+  stdin: string | Uint8Array;
   promptBytes: number;
   fullPromptBytes: number;
 }
@@ -31,7 +34,7 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
   return analyze(conversation, {
     workspace: context.workspace,
     model: model === undefined ? '' : concreteModel(model),
-    sideCallPatterns: compilePatterns(context.settings.sideCallPatterns),
+    sideCallPatterns: compileSideCallPatterns(context.settings.sideCallPatterns),
   });
 }
 
@@ -59,7 +62,7 @@ export function planTurn(
     analysis,
     settings: {
       enabled: isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME),
-      sideCallPatterns: compilePatterns(context.settings.sideCallPatterns),
+      sideCallPatterns: compileSideCallPatterns(context.settings.sideCallPatterns),
       unsafeDelta: context.settings.unsafeDelta,
     },
     callerResume: context.caller.callerResume,
@@ -82,12 +85,16 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     resumeChatId: decision.decision === 'fresh' ? null : decision.chatId,
     streamJson: decision.record,
   });
+  // Plain text is always a fresh chat whose prompt is the whole text: its bytes go instead.
+  const stdin = conversation.raw ?? decision.prompt;
+  const bytes = typeof stdin === 'string' ? Buffer.byteLength(stdin) : stdin.length;
   return {
     ...decision,
     argv,
     callerFormat,
-    promptBytes: Buffer.byteLength(decision.prompt),
-    fullPromptBytes: Buffer.byteLength(analysis.fullPrompt),
+    stdin,
+    promptBytes: bytes,
+    fullPromptBytes: conversation.raw ? bytes : Buffer.byteLength(analysis.fullPrompt),
   };
 }
 

@@ -33,7 +33,7 @@ export async function readSource(file: string): Promise<Buffer> {
 
 /** Text → Conversation, with the file (and line) named in any error instead of "stdin". */
 export function parseFrom(text: string | Buffer, where: string): Conversation {
-  return named(where, () => parseTranscript(typeof text === 'string' ? text : decodeInput(text)));
+  return named(where, () => parseTranscript(text));
 }
 
 /** Bytes → text (strict UTF-8), the file named in the error. */

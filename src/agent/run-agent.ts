@@ -22,7 +22,8 @@ export const MAX_HELD_TAP_LINE = 64 * 1024 * 1024;
 export interface AgentRunOptions {
   agent: string;
   argv: string[];
-  prompt: string;
+  /** What cursor-agent reads on stdin: the prompt, or a plain-text transcript's own bytes. */
+  prompt: string | Uint8Array;
   env: NodeJS.ProcessEnv;
   /** 'stream': pass stdout through live. 'hold': print nothing; the caller prints a translation afterwards. */
   stdout: 'stream' | 'hold';

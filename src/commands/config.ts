@@ -46,7 +46,7 @@ Examples:
   cursor-resume config list
   cursor-resume config set ttlMinutes 30
   cursor-resume config set agent ~/.local/bin/cursor-agent
-  cursor-resume config set sideCallPatterns '["^You are a title generator\\\\b", "^Summarize"]'
+  cursor-resume config set sideCallPatterns '["Summarize the conversation"]'
   cursor-resume config unset ttlMinutes
   cursor-resume config get agent
   cursor-resume config path`,

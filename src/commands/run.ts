@@ -18,7 +18,6 @@ import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
 import { REASONS } from '../resume/reasons.js';
-import { decodeInput } from '../transcript/decode.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
 
@@ -57,7 +56,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   if (handedOver || stdinIsTty) return passthrough(settings.agent, caller.agentArgs, process.env);
 
   const started = performance.now();
-  const conversation = parseTranscript(decodeInput(await readStdin()));
+  const conversation = parseTranscript(await readStdin());
   const { context, given } = contextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {
@@ -231,7 +230,7 @@ function execute(plan: Plan, settings: Settings): Promise<AgentRun> {
   return runAgent({
     agent: settings.agent,
     argv: plan.argv,
-    prompt: plan.prompt,
+    prompt: plan.stdin,
     env: process.env,
     stdout: translates(plan) ? 'hold' : 'stream',
     ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId! } : {}),

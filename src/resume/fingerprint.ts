@@ -1,6 +1,15 @@
+import { createHash } from 'node:crypto';
+import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Tool } from '../transcript/types.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJsonChunks } from './canonical-json.js';
 import { digest } from './hash.js';
+
+/** digest() of the tool's canonical JSON, the hash fed as the JSON is written: no copy of a huge schema is built. */
+function toolDigest(tool: Tool): string {
+  const hash = createHash('sha256');
+  canonicalJsonChunks([tool.name, tool.description, tool.parameters], (text) => hash.update(text));
+  return hash.digest('hex').slice(0, MESSAGE_DIGEST_HEX);
+}
 
 /**
  * A hash of the complete tool definitions: names, descriptions and the whole nested
@@ -8,6 +17,5 @@ import { digest } from './hash.js';
  * (a Task tool whose description lists other subagents is a different tool).
  */
 export function toolsFingerprint(tools: ReadonlyArray<Tool>): string {
-  const each = tools.map((t) => digest(canonicalJson([t.name, t.description, t.parameters]))).sort();
-  return digest(each.join(','));
+  return digest(tools.map(toolDigest).sort().join(','));
 }

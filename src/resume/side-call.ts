@@ -1,14 +1,25 @@
 import type { Message } from '../transcript/types.js';
 
-/** OpenCode's title agent: its system prompt, and the user message it sends. */
-export const DEFAULT_SIDE_CALL_PATTERNS: readonly string[] = [
-  '^You are a title generator\\b',
-  '^Generate a title for this conversation:',
+type Role = 'system' | 'user';
+
+/**
+ * OpenCode's title agent, always detected: its system prompt, and the user message it
+ * sends. Each phrase only in its own role: a user who opens with "You are a title
+ * generator for my blog app: ..." is having a real conversation.
+ */
+const BUILT_IN: ReadonlyArray<{ role: Role; pattern: RegExp }> = [
+  { role: 'system', pattern: /^You are a title generator\b/ },
+  { role: 'user', pattern: /^Generate a title for this conversation:/ },
 ];
+
+/** The configured patterns (the sideCallPatterns setting), added to the built-in ones; each holds only at the start of a message. */
+export function compileSideCallPatterns(patterns: ReadonlyArray<string>): RegExp[] {
+  return patterns.map((p) => new RegExp(`^(?:${p})`));
+}
 
 export interface SideCallMatch {
   pattern: string;
-  role: 'system' | 'user';
+  role: Role;
 }
 
 const textOf = (m: Message | undefined): string =>
@@ -18,14 +29,21 @@ const textOf = (m: Message | undefined): string =>
  * A metadata prompt (a title, a summary) rides on the same session as the real chat
  * but must neither resume nor overwrite it. Patterns are tested against the start of
  * the first system message and of the first user message only, so a real message that
- * merely mentions "title generator" is not taken for one.
+ * merely mentions "title generator" is not taken for one. `configured` come from
+ * compileSideCallPatterns and apply to both messages.
  */
-export function detectSideCall(messages: ReadonlyArray<Message>, patterns: ReadonlyArray<RegExp>): SideCallMatch | null {
-  const system = textOf(messages.find((m) => m.role === 'system'));
-  const user = textOf(messages.find((m) => m.role === 'user'));
-  for (const pattern of patterns) {
-    if (system !== '' && pattern.test(system)) return { pattern: pattern.source, role: 'system' };
-    if (user !== '' && pattern.test(user)) return { pattern: pattern.source, role: 'user' };
+export function detectSideCall(messages: ReadonlyArray<Message>, configured: ReadonlyArray<RegExp>): SideCallMatch | null {
+  const text: Record<Role, string> = {
+    system: textOf(messages.find((m) => m.role === 'system')),
+    user: textOf(messages.find((m) => m.role === 'user')),
+  };
+  for (const { role, pattern } of BUILT_IN) {
+    if (pattern.test(text[role])) return { pattern: pattern.source, role };
+  }
+  for (const pattern of configured) {
+    for (const role of ['system', 'user'] as const) {
+      if (text[role] !== '' && pattern.test(text[role])) return { pattern: pattern.source, role };
+    }
   }
   return null;
 }

@@ -1,6 +1,6 @@
 // AI SDK language-model prompt: {prompt: [...], tools: [...]}, as OpenCode hands it to a provider.
 import * as z from 'zod/mini';
-import { checkEnvelope, envelope, messageOf, partOf, str, textPart } from './common.js';
+import { checkEnvelope, envelope, messageOf, partOf, str, textPart, toolName, toolSchema } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
@@ -63,12 +63,12 @@ const toolDef = z.discriminatedUnion(
   [
     z.object({
       type: z.literal('function'),
-      name: str(),
+      name: toolName(),
       description: z.optional(str()),
-      inputSchema: z.optional(z.unknown()),
-      parameters: z.optional(z.unknown()),
+      inputSchema: toolSchema(),
+      parameters: toolSchema(),
     }),
-    z.object({ type: z.literal('provider-defined'), id: str(), name: str(), args: z.optional(z.unknown()) }),
+    z.object({ type: z.literal('provider-defined'), id: str(), name: toolName(), args: z.optional(z.unknown()) }),
   ],
   { error: 'expected a tool of type "function" or "provider-defined"' },
 );

@@ -18,12 +18,46 @@ z.config({
   jitless: true,
   customError: (iss) => {
     if (iss.code !== 'invalid_type') return undefined;
+    // zod's word for a required value of any type.
+    if (iss.expected === 'nonoptional') return 'missing; expected a value';
     const expected = iss.expected === 'array' || iss.expected === 'object' ? `an ${iss.expected}` : `a ${iss.expected}`;
     return iss.input === undefined ? `missing; expected ${expected}` : `expected ${expected}, got ${describe(iss.input)}`;
   },
 });
 
+/** Longest part of an input value an error message quotes. */
+const QUOTED_LENGTH = 60;
+
+/**
+ * A value from the input as an error message shows it: JSON, at most QUOTED_LENGTH
+ * characters of it (then "…"), control and bidi characters escaped, so that a
+ * hostile value can neither flood stderr nor rewrite the terminal line.
+ */
+export function quote(value: unknown): string {
+  let text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  const long = text.length > QUOTED_LENGTH;
+  if (long) text = text.slice(0, QUOTED_LENGTH).replace(/[\uD800-\uDBFF]$/, '');
+  if (typeof value === 'string') text = JSON.stringify(long ? `${text}…` : text);
+  else if (long) text += '…';
+  // JSON.stringify escapes C0 controls; these others it leaves as they are.
+  return text.replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export const str = (what?: string) => (what ? z.string({ error: `expected ${what}` }) : z.string());
+
+/** A tool's name: it is what calls and results refer to, so it must be there. */
+export const toolName = () => z.string().check(z.minLength(1, 'must not be empty: a tool needs a name'));
+
+const isSchema = (value: unknown): boolean => value === null || (typeof value === 'object' && !Array.isArray(value));
+
+/**
+ * A tool's parameters: a JSON schema object, or null. Checked, not parsed: zod would
+ * copy the object, and a "__proto__" key in a schema must stay plain data.
+ */
+export const toolSchema = () => z.optional(z.unknown().check(z.refine(isSchema, 'expected a JSON schema (an object)')));
+
+/** Only an assistant message carries tool calls; anywhere else they would be dropped without a word. */
+export const noToolCalls = z.optional(z.nullable(z.never({ error: 'only an assistant message carries tool calls' })));
 
 export const textPart = z.object({ type: z.literal('text'), text: str() });
 
@@ -47,16 +81,16 @@ export function checkEnvelope(
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(value)) throw new TranscriptError(`${key}: contains a control character`);
     if (key !== 'sessionId' && value.startsWith('-')) {
-      throw new TranscriptError(`${key}: "${value}" begins with "-" and could be read as a flag; refused`);
+      throw new TranscriptError(`${key}: ${quote(value)} begins with "-" and could be read as a flag; refused`);
     }
     // The argv gets the model without its provider prefix: "cursor-acp/--resume=x" would put "--resume=x" there.
     if (key === 'model' && concreteModel(value).startsWith('-')) {
-      throw new TranscriptError(`model: "${value}" names a model beginning with "-" after its provider prefix, which could be read as a flag; refused`);
+      throw new TranscriptError(`model: ${quote(value)} names a model beginning with "-" after its provider prefix, which could be read as a flag; refused`);
     }
     out[key] = value;
   }
   if (out.workspace !== undefined && !out.workspace.startsWith('/')) {
-    throw new TranscriptError(`workspace: "${out.workspace}" is not an absolute path`);
+    throw new TranscriptError(`workspace: ${quote(out.workspace)} is not an absolute path`);
   }
   return out;
 }
@@ -69,7 +103,7 @@ export const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.co
   z.discriminatedUnion('type', options, {
     error: (iss) => {
       const type = (iss.input as { type?: unknown } | undefined)?.type;
-      return type === undefined ? `a part needs a "type" (${names})` : `unknown part type ${JSON.stringify(type)} (expected ${names})`;
+      return type === undefined ? `a part needs a "type" (${names})` : `unknown part type ${quote(type)} (expected ${names})`;
     },
   });
 
@@ -81,6 +115,6 @@ export const messageOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z
       const role = (iss.input as { role?: unknown }).role;
       return role === undefined
         ? 'missing "role" (system, user, assistant or tool)'
-        : `unknown role ${JSON.stringify(role)} (expected system, user, assistant or tool)`;
+        : `unknown role ${quote(role)} (expected system, user, assistant or tool)`;
     },
   });

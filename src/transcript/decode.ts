@@ -1,16 +1,30 @@
 import { TranscriptError } from './errors.js';
-import { MAX_DEPTH } from './limits.js';
+import { MAX_DEPTH, MAX_JSON_VALUES } from './limits.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+// ignoreBOM: a byte-order mark stays in the text. Plain text goes on as it came, BOM
+// included; a JSON transcript is parsed from its first non-blank character, after it.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
-/** Bytes from stdin → text: strict UTF-8, a byte-order mark dropped. */
-export function decodeInput(bytes: Uint8Array): string {
+/** Bytes → text when they are UTF-8 (a BOM kept), else null. */
+export function decodeUtf8(bytes: Uint8Array): string | null {
   try {
-    // With ignoreBOM false the decoder strips a leading BOM itself.
-    return utf8.decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
-    throw new TranscriptError('stdin: not valid UTF-8 text; send the transcript as UTF-8');
+    return null;
   }
+}
+
+/** Bytes that must be UTF-8 text (JSON lines) → text, a BOM kept. */
+export function decodeInput(bytes: Uint8Array): string {
+  const text = decodeUtf8(bytes);
+  if (text === null) throw new TranscriptError('stdin: not valid UTF-8 text; send the transcript as UTF-8');
+  return text;
+}
+
+/** Bytes that are not UTF-8 → text to show, each broken sequence as U+FFFD. */
+export function decodeLossy(bytes: Uint8Array): string {
+  return lenientUtf8.decode(bytes);
 }
 
 /** Parses JSON text, naming the position of a syntax error. */
@@ -20,22 +34,51 @@ export function parseJson(text: string): unknown {
   } catch (error) {
     const detail = error instanceof Error ? error.message : String(error);
     throw new TranscriptError(
-      `stdin: not valid JSON (${detail}); send one complete JSON object, or plain text that does not start with "{" or "["`,
+      `stdin: not valid JSON (${detail}); send one complete JSON object, or plain text that does not start with "{"`,
     );
   }
 }
 
-/** Refuses JSON nested deeper than MAX_DEPTH, walking iteratively so the check itself cannot overflow. */
-export function checkDepth(value: unknown): void {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > MAX_DEPTH) {
-      throw new TranscriptError(`stdin: JSON nested deeper than ${MAX_DEPTH} levels; no transcript needs that`);
-    }
-    for (const child of Array.isArray(node) ? node : Object.values(node)) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+const [QUOTE, COMMA, BACKSLASH] = [0x22, 0x2c, 0x5c];
+const [OPEN_BRACKET, CLOSE_BRACKET, OPEN_BRACE, CLOSE_BRACE] = [0x5b, 0x5d, 0x7b, 0x7d];
+
+/**
+ * Refuses JSON nested deeper than MAX_DEPTH or holding more than MAX_JSON_VALUES values,
+ * before JSON.parse builds any of it: one pass over the text, strings skipped whole.
+ * Values are counted as commas and openings outside strings (at most one more than
+ * there are per empty container). Text that is not JSON is left to JSON.parse to name.
+ */
+export function checkJsonSize(text: string): void {
+  let values = 1;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = closingQuote(text, i);
+      if (i < 0) return;
+    } else if (c === COMMA || c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++values > MAX_JSON_VALUES) {
+        throw new TranscriptError(
+          `stdin: JSON with more than ${MAX_JSON_VALUES.toLocaleString('en-US')} values, the limit (memory grows with each); no conversation needs that many`,
+        );
+      }
+      if (c !== COMMA && ++depth > MAX_DEPTH) {
+        throw new TranscriptError(`stdin: JSON nested deeper than ${MAX_DEPTH} levels; no transcript needs that`);
+      }
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
     }
   }
+}
+
+/** The index of the quote that closes the string opened at `open` (one not escaped by an odd run of backslashes), or -1. */
+function closingQuote(text: string, open: number): number {
+  let at = text.indexOf('"', open + 1);
+  while (at >= 0) {
+    let before = at - 1;
+    while (text.charCodeAt(before) === BACKSLASH) before--;
+    if ((at - before) % 2 === 1) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return -1;
 }

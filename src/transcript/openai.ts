@@ -1,6 +1,6 @@
 // OpenAI Chat Completions body: {model, messages, tools}.
 import * as z from 'zod/mini';
-import { checkEnvelope, envelope, messageOf, partOf, str, textPart } from './common.js';
+import { checkEnvelope, envelope, messageOf, noToolCalls, partOf, str, textPart, toolName, toolSchema } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
@@ -30,10 +30,12 @@ const toolCall = z.object({
 const system = z.object({
   role: z.enum(['system', 'developer']),
   content: contentOf(partOf([textPart], 'text')),
+  tool_calls: noToolCalls,
 });
 const user = z.object({
   role: z.literal('user'),
   content: contentOf(partOf([textPart, imagePart, audioPart, filePart], 'text, image_url, input_audio or file')),
+  tool_calls: noToolCalls,
 });
 const assistant = z.object({
   role: z.literal('assistant'),
@@ -45,13 +47,14 @@ const tool = z.object({
   content: contentOf(partOf([textPart], 'text')),
   tool_call_id: str(),
   name: z.optional(str()),
+  tool_calls: noToolCalls,
 });
 
 const message = messageOf([system, user, assistant, tool]);
 
 const toolDef = z.object({
   type: z.literal('function', { error: 'expected "function"' }),
-  function: z.object({ name: str(), description: z.optional(str()), parameters: z.optional(z.unknown()) }),
+  function: z.object({ name: toolName(), description: z.optional(str()), parameters: toolSchema() }),
 });
 
 const body = z.object({

@@ -1,28 +1,86 @@
 import { parseAiSdk } from './ai-sdk.js';
-import { checkDepth, parseJson } from './decode.js';
+import { checkJsonSize, decodeInput, decodeLossy, decodeUtf8, parseJson } from './decode.js';
 import { TranscriptError } from './errors.js';
 import { parseOpenAI } from './openai.js';
 import type { Conversation } from './types.js';
 
-/**
- * Any accepted transcript text → the canonical Conversation. The shape is detected:
- * text whose first non-blank character is "{" or "[" is JSON and must parse;
- * anything else is a prompt the caller already flattened.
- */
-export function parseTranscript(text: string): Conversation {
-  const trimmed = text.trimStart();
-  if (trimmed === '') {
-    throw new TranscriptError('stdin is empty: pipe a transcript (a JSON body or a plain-text prompt) into cursor-resume');
-  }
-  if (trimmed[0] !== '{' && trimmed[0] !== '[') return { shape: 'text', text, messages: [], tools: [] };
+const EMPTY = 'stdin is empty: pipe a transcript (a JSON body or a plain-text prompt) into cursor-resume';
 
-  const value = parseJson(trimmed);
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new TranscriptError(
-      'transcript: expected a JSON object with "messages" (OpenAI Chat Completions) or "prompt" (AI SDK)',
-    );
+/** What a JSON scalar begins with. */
+const JSON_SCALAR = /^["\-0-9tfn]/;
+
+/**
+ * Stdin's bytes (or text already decoded) → the canonical Conversation. The rule:
+ * - text whose first non-blank character is "{" is a JSON transcript and must parse,
+ *   as UTF-8 (a byte-order mark before it is allowed);
+ * - JSON of any other type (an array, a string, a number, true, false, null) is refused:
+ *   it is no transcript, and taking it for a prompt would hide the caller's mistake;
+ * - anything else is a prompt the caller already flattened, passed on as the bytes
+ *   that came: a BOM, invalid UTF-8 and text beginning with "[" that is not JSON included.
+ */
+export function parseTranscript(input: string | Uint8Array): Conversation {
+  if (typeof input === 'string') return parseText(input, undefined);
+  const text = decodeUtf8(input);
+  if (text !== null) return parseText(text, input);
+  const shown = decodeLossy(input);
+  if (shown.trimStart()[0] === '{' || isUtf16Object(input)) {
+    decodeInput(input);
   }
-  checkDepth(value);
+  return plainText(shown, input);
+}
+
+function parseText(text: string, raw: Uint8Array | undefined): Conversation {
+  // trimStart also drops a byte-order mark (U+FEFF).
+  const trimmed = text.trimStart();
+  if (trimmed === '') throw new TranscriptError(EMPTY);
+  if (trimmed[0] === '{') {
+    checkJsonSize(trimmed);
+    return parseObject(parseJson(trimmed) as object);
+  }
+  const isArray = trimmed[0] === '[';
+  // An array that does not end in "]" is no JSON, and is never parsed: that could cost more than its text.
+  if (isArray ? trimmed.trimEnd().endsWith(']') : JSON_SCALAR.test(trimmed)) {
+    if (isArray) checkJsonSize(trimmed);
+    const value = tryJson(trimmed);
+    if (value !== NOT_JSON) {
+      throw new TranscriptError(
+        `transcript: expected a JSON object (an OpenAI Chat Completions body or an AI SDK prompt), got ${describeJson(value)}`,
+      );
+    }
+  }
+  return plainText(text, raw);
+}
+
+function plainText(text: string, raw: Uint8Array | undefined): Conversation {
+  return { shape: 'text', text, ...(raw !== undefined ? { raw } : {}), messages: [], tools: [] };
+}
+
+const NOT_JSON = Symbol('not JSON');
+
+function tryJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+function describeJson(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'boolean' ? String(value) : `a ${typeof value}`;
+}
+
+/** A UTF-16 transcript (with its byte-order mark) is a JSON body in the wrong encoding, not a prompt. */
+function isUtf16Object(bytes: Uint8Array): boolean {
+  const bom = bytes[0]! * 256 + bytes[1]!;
+  if (bom !== 0xfffe && bom !== 0xfeff) return false;
+  const text = new TextDecoder(bom === 0xfffe ? 'utf-16le' : 'utf-16be').decode(bytes.subarray(0, 4096));
+  return text.trimStart()[0] === '{';
+}
+
+/** `value` is what JSON text beginning with "{" parses to: an object. */
+function parseObject(value: object): Conversation {
   const hasMessages = Object.hasOwn(value, 'messages');
   const hasPrompt = Object.hasOwn(value, 'prompt');
   if (hasMessages && hasPrompt) {

@@ -5,6 +5,13 @@ import { MAX_INPUT_BYTES } from './limits.js';
 const tooLarge = (max: number): TranscriptError =>
   new TranscriptError(`stdin: the transcript is larger than ${Math.round(max / 1024 / 1024)} MiB; nothing was run. Send a shorter conversation`);
 
+const unreadable = (code: string | undefined, message: string): TranscriptError =>
+  new TranscriptError(
+    code === 'EISDIR'
+      ? 'stdin is a directory, not a transcript: pipe a transcript (a JSON body or a plain-text prompt) into cursor-resume'
+      : `stdin cannot be read (${message}): pipe a transcript (a JSON body or a plain-text prompt) into cursor-resume`,
+  );
+
 /** Collects chunks, refusing (without buffering further) more than `max` bytes in all. */
 class Collector {
   readonly chunks: Buffer[] = [];
@@ -35,10 +42,11 @@ export async function readInput(stream: AsyncIterable<Uint8Array | string>, max:
  * Reads stdin to its end with blocking reads of fd 0, as readInput(process.stdin)
  * would, but without creating process.stdin's stream and waiting on the event loop
  * for each chunk: a run reads its transcript before it can do anything else, and
- * this saves it about 2 ms. If a read fails (fd 0 set non-blocking by whoever
- * started us: EAGAIN; or anything unusual), the stream takes over from there, so
- * the outcome is what reading the stream would have given. Call it before anything
- * touches process.stdin: creating that stream makes fd 0 non-blocking.
+ * this saves it about 2 ms. If fd 0 was set non-blocking by whoever started us
+ * (EAGAIN), the stream takes over from there, so the outcome is what reading the
+ * stream would have given. Any other failure is the caller's to know: a directory
+ * on stdin is not "empty". Call it before anything touches process.stdin: creating
+ * that stream makes fd 0 non-blocking.
  */
 export async function readStdin(max: number = MAX_INPUT_BYTES): Promise<Buffer> {
   const collected = new Collector(max);
@@ -47,7 +55,9 @@ export async function readStdin(max: number = MAX_INPUT_BYTES): Promise<Buffer> 
     let n: number;
     try {
       n = readSync(0, chunk, 0, chunk.length, null);
-    } catch {
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EAGAIN') throw unreadable(code, (error as Error).message);
       for await (const rest of process.stdin) collected.add(rest);
       break;
     }

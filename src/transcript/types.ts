@@ -32,6 +32,8 @@ export interface Conversation {
   sessionId?: string;
   messages: Message[];
   tools: Tool[];
-  /** Only for shape 'text': the caller's pre-flattened prompt, passed on as it is. */
+  /** Only for shape 'text': the caller's pre-flattened prompt (broken UTF-8 shown as U+FFFD). */
   text?: string;
+  /** Only for shape 'text' read from bytes: exactly those bytes, which cursor-agent gets as they came. */
+  raw?: Uint8Array;
 }

@@ -3,10 +3,11 @@
 // turn with resume on. What the user sees (exit status, one line on stderr) is checked,
 // and that nothing ran, nothing started, and memory stayed bounded.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ROOT, tempDir } from '../support/cli.js';
+import { BIN, ROOT, tempDir } from '../support/cli.js';
 import { STREAM_ARGS, readLog } from '../support/conversation.js';
 import { measuredRun, worlds } from '../support/hardening.js';
 
@@ -19,6 +20,8 @@ interface Expectation {
   prompt?: string | null;
   promptStartsWith?: string;
   argvIncludes?: [string, string];
+  /** Plain text: cursor-agent's stdin is the file's bytes, exactly. */
+  passedAsIs?: boolean;
 }
 const manifest = JSON.parse(readFileSync(join(DIR, 'manifest.json'), 'utf8')) as Record<string, Expectation>;
 
@@ -65,6 +68,7 @@ describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', 
     for (const [name, e] of Object.entries(manifest)) {
       assert.ok(e.why, `${name} says what it tries`);
       assert.ok(e.expect === 'accepted' || typeof e.message === 'string', `${name} names the message it expects`);
+      assert.ok(e.expect === 'refused' || typeof e.prompt === 'string' || e.promptStartsWith || e.passedAsIs, `${name} says what cursor-agent gets`);
     }
   });
 
@@ -100,6 +104,7 @@ describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', 
       const [run] = invocations;
       if (typeof e.prompt === 'string') assert.equal(run!.stdin, e.prompt, name);
       if (e.promptStartsWith) assert.ok(run!.stdin.startsWith(e.promptStartsWith), name);
+      if (e.passedAsIs) assert.deepEqual(Buffer.from(run!.stdinBase64!, 'base64'), readFileSync(join(DIR, name)), `${name}: the bytes as they came`);
       if (e.argvIncludes) {
         const at = run!.argv.indexOf(e.argvIncludes[0]);
         assert.deepEqual(run!.argv.slice(at, at + 2), e.argvIncludes, name);
@@ -144,6 +149,51 @@ describe('inputs too large to commit, generated here', () => {
     const r = await measuredRun(STREAM_ARGS, { env, input });
     assertRefused(r, env, /^stdin: JSON nested deeper than 64 levels/, 'deep nesting');
     assert.ok(r.peakMiB < SMALL_INPUT_PEAK_MIB, `peak RSS ${r.peakMiB} MiB`);
+  });
+
+  test('near the cap, millions of tiny JSON values: refused over the limit, run under it, memory bounded', async () => {
+    // A tool schema {"enum":[{},{},…]}: three bytes a value, what costs the most memory per byte.
+    const schema = (values: number, size: number): Buffer => {
+      const head = '{"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"enum":[';
+      const tail = ']}}}]}';
+      const count = values > 0 ? values : Math.floor((size - head.length - tail.length) / 3);
+      return Buffer.from(`${head}${'{},'.repeat(count)}{}${tail}`);
+    };
+    const hostile = world();
+    const over = await measuredRun(STREAM_ARGS, { env: hostile, input: schema(0, 63 * MiB) });
+    assertRefused(over, hostile, /^stdin: JSON with more than 2,000,000 values, the limit/, '63 MiB of {}');
+    assert.ok(over.peakMiB < 64 * 4 + 100, `peak RSS ${over.peakMiB} MiB for 63 MiB of {}: a few copies of the text, no parsed values`);
+
+    // Just under the limit (an empty object counts as two: its opening and its comma).
+    const under = world();
+    const run = await measuredRun(STREAM_ARGS, { env: under, input: schema(990_000, 0), keepStdout: 0 });
+    assert.equal(run.code, 0, run.stderr);
+    const [invoked] = readLog(under.CURSOR_STAND_IN_LOG!);
+    assert.ok(invoked!.prompt.includes('"enum":[{},{}'), 'the whole schema reached cursor-agent');
+    assert.ok(run.peakMiB < 300, `peak RSS ${run.peakMiB} MiB for 990 000 objects in a tool schema`);
+  });
+
+  test('an error quotes at most 60 characters of a huge value, control characters escaped', async () => {
+    const long = (c: string) => c.repeat(1_000_000);
+    const user = { role: 'user', content: 'hi' };
+    for (const [name, body, message] of [
+      ['a 1 MB role', { messages: [{ role: long('x'), content: 'hi' }] }, /^messages\[0\]\.role: unknown role "x{60}…" \(expected system, user, assistant or tool\)$/],
+      ['a 1 MB part type', { messages: [{ role: 'user', content: [{ type: long('y') }] }] }, /^messages\[0\]\.content\[0\]\.type: unknown part type "y{60}…"/],
+      ['a role that is a 1 MB array', { messages: [{ role: Array(200_000).fill(7), content: 'hi' }] }, /^messages\[0\]\.role: unknown role \[7(,7){29}…/],
+      ['a model that is a flag, with C1 and bidi controls', { messages: [user], model: `-\u009b31m\u202e${long('m').slice(0, 4000)}` }, /^model: "-\\u009b31m\\u202em{54}…" begins with "-"/],
+      ['a relative workspace of 4000 characters', { messages: [user], workspace: long('w').slice(0, 4000) }, /^workspace: "w{60}…" is not an absolute path$/],
+    ] as const) {
+      const env = world();
+      const r = await measuredRun(STREAM_ARGS, { env, input: JSON.stringify(body) });
+      assertRefused(r, env, message, name);
+      assert.ok(r.stderr.length < 200, `${name}: ${r.stderr.length} bytes on stderr`);
+    }
+  });
+
+  test('a directory on stdin is named as such, not as empty', () => {
+    const env = world();
+    const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: [openSync(tempDir('cr-dir-'), 'r'), 'pipe', 'pipe'], encoding: 'utf8' });
+    assertRefused({ code: r.status, stdout: r.stdout, stderr: r.stderr }, env, /^stdin is a directory, not a transcript: pipe a transcript/, 'a directory');
   });
 
   test('a 30 MB message, and 200 000 messages (too many for the cache to record), run whole in bounded memory', async () => {

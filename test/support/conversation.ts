@@ -9,6 +9,8 @@ export interface LogEntry {
   event: 'invoke' | 'signal';
   argv: string[];
   stdin: string;
+  /** The bytes cursor-agent read, exactly, base64. */
+  stdinBase64: string | null;
   prompt: string;
   chatId: string | null;
   resumed: boolean;

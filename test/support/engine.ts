@@ -1,12 +1,12 @@
 // Builders for the engine's unit tests: transcripts as the caller sends them, and
 // cache branches as a successful earlier turn would have recorded them.
 import type { Branch } from '../../src/cache/types.js';
-import { DEFAULT_SIDE_CALL_PATTERNS } from '../../src/resume/side-call.js';
 import { analyze, decide, type Analysis, type DecideSettings, type Decision } from '../../src/resume/decide.js';
 import { assistantDigest, type ReplyToolCall } from '../../src/resume/digests.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 
-export const PATTERNS = DEFAULT_SIDE_CALL_PATTERNS.map((p) => new RegExp(p));
+/** No configured side-call patterns: OpenCode's title requests are detected all the same. */
+export const PATTERNS: RegExp[] = [];
 export const ON: DecideSettings = { enabled: true, sideCallPatterns: PATTERNS, unsafeDelta: 'fresh' };
 
 export type Msg = Record<string, unknown>;

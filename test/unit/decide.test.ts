@@ -5,6 +5,9 @@ import { isSafeChatId } from '../../src/resume/chat-id.js';
 import { isResumeEnabled } from '../../src/resume/enabled.js';
 import { toolsFingerprint } from '../../src/resume/fingerprint.js';
 import { CONTINUE_LINE } from '../../src/resume/render.js';
+import { parseCallerArgs } from '../../src/agent/argv.js';
+import { resolveSettings } from '../../src/config.js';
+import { analyzeTurn } from '../../src/plan.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { ON, PATTERNS, analysisOf, asst, branchAfter, decideFor, fn, sys, toolMsg, user, type Body } from '../support/engine.js';
 
@@ -81,6 +84,31 @@ describe('side calls', () => {
       assert.equal(d.record, true);
     }
   });
+  test("each title phrase only in its own role: a real conversation may open with the other one", () => {
+    for (const messages of [
+      [sys('You are opencode, a coding agent.'), user('You are a title generator for my blog app: write generateTitle(post) in src/title.ts')],
+      [user('You are a title generator: that is the prompt my app sends. Why does it return two lines?')],
+      [sys('Generate a title for this conversation: is the prompt our summariser uses; keep it stable.'), user('fix the bug')],
+    ]) {
+      const d = decideFor({ messages }, []);
+      assert.equal(d.reason, 'no-entry', JSON.stringify(messages));
+      assert.equal(d.record, true);
+    }
+  });
+  test('configured patterns are added to the title detection, and hold only at the start of a message', () => {
+    const settings = { ...resolveSettings({}, {}, {}).settings, sideCallPatterns: ['Summarize', 'You are a (summary|compaction) agent'] };
+    const context = { caller: parseCallerArgs([]), settings, env: {}, workspace: '/w' };
+    const sideCall = (messages: unknown[]) => analyzeTurn(parseTranscript(JSON.stringify({ messages })), context).sideCall;
+    assert.deepEqual(resolveSettings({}, {}, {}).settings.sideCallPatterns, [], 'none configured by default');
+    // OpenCode's title request is still one.
+    assert.equal(sideCall([sys('You are a title generator. You output ONLY a thread title.'), user('Generate a title for this conversation:\nhi')])?.role, 'system');
+    assert.equal(sideCall([sys('x'), user('Generate a title for this conversation:\nhi')])?.role, 'user');
+    assert.deepEqual(sideCall([sys('x'), user('  Summarize the chat so far')]), { pattern: '^(?:Summarize)', role: 'user' });
+    assert.deepEqual(sideCall([sys('You are a compaction agent.'), user('hi')]), { pattern: '^(?:You are a (summary|compaction) agent)', role: 'system' });
+    // Anywhere else in the message, the phrase is just words.
+    assert.equal(sideCall([sys('x'), user('Please do not Summarize; fix the bug')]), null);
+    assert.equal(sideCall([sys('Be brief. You are a summary agent'), user('hi')]), null);
+  });
   test('a side call never resumes even when its anchor has an entry', () => {
     const title: Body = { messages: [sys('You are a title generator. You output ONLY a thread title.'), user('remember: the port is 8080')] };
     const d = decideFor({ ...title, messages: [...title.messages, asst('x'), user('y')] }, [branchAfter(title, { text: 'x' })]);
@@ -127,6 +155,38 @@ describe('prefix proof and delta', () => {
   test("cursor's reply matches with whitespace normalised", () => {
     const d = decideFor(turn2, [branchAfter(turn1, { text: '\nNoted.\n\nThe   port is 8080.  ' })]);
     assert.equal(d.decision, 'resume-delta');
+  });
+  test('messages the caller wrote match byte for byte: whitespace differs there, not in what cursor replied', () => {
+    const branch = branchAfter(turn2, { text: 'It is 8080.' });
+    const next = (system: string, said: string, replied: string): Body => ({
+      ...turn2,
+      messages: [sys(system), user('remember: the port is 8080'), asst(replied), user(said), asst('It is 8080.'), user('thanks')],
+    });
+    const [system, said, replied] = ['You are a coding agent.', 'What is the port?', 'Noted. The port is 8080.'];
+    assert.equal(decideFor(next(system, said, replied), [branch]).reason, 'delta');
+    assert.equal(decideFor(next(system, said, '  Noted.\n\nThe  port is 8080. '), [branch]).reason, 'delta', "cursor's reply: whitespace normalised");
+    for (const [what, body] of [
+      ['two spaces in a user message', next(system, 'What is  the port?', replied)],
+      ['a trailing newline in a user message', next(system, `${said}\n`, replied)],
+      ['a tab for a space in the system message', next('You are a\tcoding agent.', said, replied)],
+      ['a trailing space in the system message', next(`${system} `, said, replied)],
+    ] as const) {
+      const d = decideFor(body, [branch]);
+      assert.equal(d.reason, 'diverged', what);
+    }
+  });
+  test('the anchor names the concrete model: a provider prefix, on the command line or in the transcript, is stripped', () => {
+    const settings = resolveSettings({}, {}, {}).settings;
+    const anchorWith = (line: string[], model?: string) =>
+      analyzeTurn(parseTranscript(JSON.stringify({ ...turn1, ...(model ? { model } : {}) })), { caller: parseCallerArgs(line), settings, env: {}, workspace: '/w' });
+    const plain = anchorWith(['--model', 'gpt-5']);
+    assert.equal(plain.model, 'gpt-5');
+    for (const [line, model] of [[['--model', 'cursor-acp/gpt-5']], [[], 'cursor-acp/gpt-5'], [[], 'gpt-5'], [['--model=cursor-acp/gpt-5'], 'other/model']] as const) {
+      const a = anchorWith([...line], model);
+      assert.equal(a.model, 'gpt-5', JSON.stringify([line, model]));
+      assert.equal(a.anchor, plain.anchor, JSON.stringify([line, model]));
+    }
+    assert.notEqual(anchorWith(['--model', 'cursor-acp/gpt-5-mini']).anchor, plain.anchor, 'another model, another anchor');
   });
   test('an edited assistant message is a divergence', () => {
     const d = decideFor(turn2, [branchAfter(turn1, { text: 'Noted. The port is 9090.' })]);

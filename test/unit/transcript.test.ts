@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decodeInput } from '../../src/transcript/decode.js';
 import { TranscriptError } from '../../src/transcript/errors.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { readInput } from '../../src/transcript/read-input.js';
@@ -42,6 +41,15 @@ describe('bad transcripts: one clear message naming what and where', () => {
     ['workspace with a newline', '{"messages":[{"role":"user","content":"x"}],"workspace":"/a\\nb"}', /^workspace: contains a control character$/],
     ['model not a string', '{"messages":[{"role":"user","content":"x"}],"model":["gpt-5"]}', /^model: expected a string, got an array$/],
     ['empty model', '{"messages":[{"role":"user","content":"x"}],"model":""}', /^model: must not be empty$/],
+    ['AI SDK file part without data', '{"prompt":[{"role":"user","content":[{"type":"file","mediaType":"image/png"}]}]}', /^prompt\[0\]\.content\[0\]\.data: missing; expected a value$/],
+    ['AI SDK image part without image', '{"prompt":[{"role":"user","content":[{"type":"image"}]}]}', /^prompt\[0\]\.content\[0\]\.image: missing; expected a value$/],
+    ['AI SDK redacted reasoning without data', '{"prompt":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"redacted-reasoning"}]}]}', /^prompt\[1\]\.content\[0\]\.data: missing; expected a value$/],
+    ['tool with an empty name', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":""}}]}', /^tools\[0\]\.function\.name: must not be empty: a tool needs a name$/],
+    ['AI SDK provider tool with an empty name', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"provider-defined","id":"x.y","name":""}]}', /^tools\[0\]\.name: must not be empty/],
+    ['parameters that are a string', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":"str"}}]}', /^tools\[0\]\.function\.parameters: expected a JSON schema \(an object\)$/],
+    ['AI SDK parameters that are a number', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"function","name":"t","parameters":3}]}', /^tools\[0\]\.parameters: expected a JSON schema \(an object\)$/],
+    ['tool calls on a user message', '{"messages":[{"role":"user","content":"x","tool_calls":[]}]}', /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/],
+    ['tool calls on a tool message', '{"messages":[{"role":"tool","tool_call_id":"a","content":"x","tool_calls":[{}]}]}', /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/],
   ];
   for (const [name, input, expected] of cases) {
     test(name, () => {
@@ -99,23 +107,59 @@ describe('accepted shapes become one canonical conversation', () => {
   test('developer role is a system message', () => {
     assert.equal(parseTranscript('{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"}]}').messages[0]!.role, 'system');
   });
-  test('keys such as __proto__ and constructor are plain data', () => {
-    const c = parseTranscript('{"messages":[{"role":"user","content":"x","__proto__":{"polluted":1}}],"tools":[{"type":"function","function":{"name":"t","parameters":{"__proto__":{"a":1},"constructor":{"b":2}}}}]}');
-    assert.equal(({} as Record<string, unknown>).polluted, undefined);
-    assert.equal(c.messages.length, 1);
+  test('keys such as __proto__ and constructor in a schema stay plain data, and change nothing else', () => {
+    const c = parseTranscript('{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"__proto__":{"a":1},"constructor":{"b":2}}}}]}');
+    const parameters = c.tools[0]!.parameters as object;
+    assert.deepEqual(Object.keys(parameters), ['__proto__', 'constructor'], 'own keys, kept');
+    assert.equal(Object.getPrototypeOf(parameters), Object.prototype, 'not a prototype');
+    assert.deepEqual(Object.getOwnPropertyDescriptor(parameters, '__proto__')?.value, { a: 1 });
   });
   test('duplicated keys: the last one wins, as in JSON.parse', () => {
-    assert.equal(parseTranscript('{"messages":[{"role":"user","content":"a","content":"b"}]}').messages[0]!.parts[0]!.type, 'text');
+    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"a","content":"b"}]}').messages[0]!.parts, [{ type: 'text', text: 'b' }]);
+  });
+  test('an OpenAI tool_calls of null on a user message is no call', () => {
+    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"x","tool_calls":null}]}').messages[0]!.parts, [{ type: 'text', text: 'x' }]);
   });
 });
 
-describe('input bytes', () => {
-  test('a UTF-8 byte-order mark is accepted', () => {
-    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(u('hé'))]);
-    assert.equal(parseTranscript(decodeInput(bytes)).shape, 'openai');
+describe('input bytes: "{" opens a JSON transcript; other JSON is refused; the rest is plain text as it came', () => {
+  const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+  test('a UTF-8 byte-order mark before a JSON transcript is accepted', () => {
+    assert.equal(parseTranscript(Buffer.concat([BOM, Buffer.from(u('hé'))])).shape, 'openai');
   });
-  test('invalid UTF-8 is refused', () => {
-    assert.throws(() => decodeInput(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), /not valid UTF-8/);
+  test('invalid UTF-8 inside a JSON transcript is refused', () => {
+    assert.throws(() => parseTranscript(Buffer.from([0x20, 0x7b, 0xff, 0xfe, 0x7d])), /^TranscriptError: stdin: not valid UTF-8/);
+  });
+  test('a UTF-16 JSON transcript is refused as not UTF-8, not taken for a prompt', () => {
+    assert.throws(() => parseTranscript(Buffer.from(`\ufeff${u('hi')}`, 'utf16le')), /not valid UTF-8/);
+  });
+  for (const [name, bytes] of [
+    ['invalid UTF-8', Buffer.from('USER: caf\xe9 ok\n', 'latin1')],
+    ['a byte-order mark', Buffer.concat([BOM, Buffer.from('USER: hi')])],
+    ['a "[" that opens no JSON', Buffer.from('[draft] write a haiku')],
+    ['words that begin like JSON', Buffer.from('nullable fields, 42 of them')],
+  ] as const) {
+    test(`plain text with ${name} keeps its bytes`, () => {
+      const c = parseTranscript(bytes);
+      assert.equal(c.shape, 'text');
+      assert.deepEqual(c.raw, bytes);
+    });
+  }
+  test('a broken byte is shown as U+FFFD in the text (what --dry-run prints)', () => {
+    assert.equal(parseTranscript(Buffer.from('caf\xe9', 'latin1')).text, 'caf\ufffd');
+  });
+  for (const [input, got] of [['"fix the bug"', 'a string'], [' 42\n', 'a number'], ['true', 'true'], ['null', 'null'], ['[1]', 'an array']] as const) {
+    test(`JSON ${input.trim()} is no transcript`, () => {
+      assert.throws(() => parseTranscript(Buffer.from(input)), new RegExp(`^TranscriptError: transcript: expected a JSON object \\(an OpenAI Chat Completions body or an AI SDK prompt\\), got ${got}$`));
+    });
+  }
+  test('JSON values are counted before parsing, outside strings only', () => {
+    const tool = (parameters: string) => `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"enum":${parameters}}}}]}`;
+    assert.throws(() => parseTranscript(tool(`[${'0,'.repeat(2_000_000)}0]`)), /^TranscriptError: stdin: JSON with more than 2,000,000 values, the limit/);
+    assert.equal(parseTranscript(tool(`[${'0,'.repeat(1_999_000)}0]`)).shape, 'openai');
+    // Commas, brackets and escaped quotes inside strings are text: neither values nor nesting.
+    assert.equal(parseTranscript(tool(JSON.stringify(`a\\"${',['.repeat(2_100_000)}\\`))).shape, 'openai');
+    assert.throws(() => parseTranscript(tool(`["\\\\",${'['.repeat(70)}${']'.repeat(70)}]`)), /nested deeper than 64 levels/);
   });
   test('input over the cap is refused without reading on', async () => {
     async function* chunks() {
