@@ -62,7 +62,6 @@ export function planTurn(
     analysis,
     settings: {
       enabled: isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME),
-      sideCallPatterns: compileSideCallPatterns(context.settings.sideCallPatterns),
       unsafeDelta: context.settings.unsafeDelta,
     },
     callerResume: context.caller.callerResume,

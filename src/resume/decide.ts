@@ -16,7 +16,6 @@ export type DecisionKind = 'fresh' | 'resume-delta' | 'resume-full';
 
 export interface DecideSettings {
   enabled: boolean;
-  sideCallPatterns: ReadonlyArray<RegExp>;
   /** When the chat is proven but the new messages cannot go as text: resume it with the full prompt, or start fresh. */
   unsafeDelta: 'fresh' | 'resume-full';
 }

@@ -298,7 +298,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
           const analysis = analysisOf(body(next.messages, next.tools, [...repr].reverse(), mutations.length));
           const decision: Decision = decide({
             analysis,
-            settings: { enabled: true, sideCallPatterns: PATTERNS, unsafeDelta },
+            settings: { enabled: true, unsafeDelta },
             callerResume: false,
             branches: branches.map((b) => b.branch),
             missingChats: new Set(missing && idB !== undefined ? [idB] : []),
@@ -344,7 +344,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
         const main = recordedBranch(conv, reply, tools, repr, {});
         const next = [...main.sequence, { role: 'user' as const, segments: [said], file: false }];
         const analysis = analysisOf(body(next, tools, [...repr].reverse(), 3));
-        const d = decide({ analysis, settings: { enabled: true, sideCallPatterns: PATTERNS, unsafeDelta: 'fresh' }, callerResume: false, branches: [main.branch], missingChats: new Set() });
+        const d = decide({ analysis, settings: { enabled: true, unsafeDelta: 'fresh' }, callerResume: false, branches: [main.branch], missingChats: new Set() });
         if (analysis.sideCall) return;
         assert.equal(d.decision, 'resume-delta', d.detail);
         assert.equal(d.prompt, said);
@@ -444,7 +444,7 @@ describe('the parser never throws anything but its own clear error', () => {
     const known = analysis.digests.slice(0, Math.max(0, analysis.digests.length - 1)).join('');
     decide({
       analysis,
-      settings: { enabled: true, sideCallPatterns: PATTERNS, unsafeDelta: 'resume-full' },
+      settings: { enabled: true, unsafeDelta: 'resume-full' },
       callerResume: false,
       branches: [{ ...recordedBranch([{ role: 'user', segments: ['x'], file: false }], { role: 'assistant', text: '', calls: [] }, [], [0], {}).branch, known, toolsFingerprint: toolsFingerprint(conversation.tools) }],
       missingChats: new Set(),
