@@ -15,7 +15,8 @@ import { ensureRuntimeDir, runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
-import { BIN, ROOT, sandboxEnv, tempDir } from '../support/cli.js';
+import { BIN, ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
+import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
@@ -655,4 +656,94 @@ test('no message text can reach the helper: text fields and non-hex digests are 
   );
   assert.equal((await client.stats()).entries, 0);
   client.close();
+});
+
+// ---- where it lives, how it runs ----------------------------------------------------------
+
+/** The world's environment with the runtime dir left to the defaults, and its helper stopped afterwards. */
+function defaultsWorld(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...env } = sandboxEnv(extra);
+  return env;
+}
+
+async function stopAt(dir: string): Promise<void> {
+  await stopHelper({ env: { CURSOR_RESUME_RUNTIME_DIR: dir } }).catch(() => undefined);
+  for (const pid of helperPids(dir)) process.kill(pid, 'SIGKILL');
+}
+
+test('the default runtime dir: $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid> (a relative XDG_RUNTIME_DIR is ignored)', async (t) => {
+  const xdg = tempDir('cr-xdg-');
+  const tmp = tempDir('cr-tmp-');
+  const uid = process.getuid!();
+  t.after(() => Promise.all([stopAt(path.join(xdg, 'cursor-resume')), stopAt(path.join(tmp, `cursor-resume-${uid}`))]));
+  const cases: [NodeJS.ProcessEnv, string][] = [
+    [{ XDG_RUNTIME_DIR: xdg, TMPDIR: tmp }, path.join(xdg, 'cursor-resume', 'helper.sock')],
+    [{ XDG_RUNTIME_DIR: '', TMPDIR: tmp }, path.join(tmp, `cursor-resume-${uid}`, 'helper.sock')],
+    [{ XDG_RUNTIME_DIR: 'relative/xdg', TMPDIR: tmp }, path.join(tmp, `cursor-resume-${uid}`, 'helper.sock')],
+  ];
+  for (const [extra, socket] of cases) {
+    const start = await helperCli(['start', '--json'], defaultsWorld(extra));
+    assert.equal(start.code, 0, start.stderr);
+    assert.equal(JSON.parse(start.stdout).socketPath, socket, JSON.stringify(extra));
+    assert.ok(fs.statSync(socket).isSocket());
+  }
+});
+
+test('a relative TMPDIR: the run and the helper it starts use one socket, under the working directory', async (t) => {
+  const cwd = tempDir('cr-cwd-');
+  const dir = path.join(cwd, 'reltmp', `cursor-resume-${process.getuid!()}`);
+  t.after(() => stopAt(dir));
+  const env = defaultsWorld({ XDG_RUNTIME_DIR: '', TMPDIR: 'reltmp', CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(env);
+  const send = async (text: string) => {
+    c.messages.push({ role: 'user', content: text });
+    const r = await runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: c.env, cwd });
+    assert.equal(r.code, 0, r.stderr);
+    c.messages.push({ role: 'assistant', content: resultOf(r.stdout).result });
+    return r;
+  };
+  const first = await send('remember: alpha');
+  assert.match(first.stderr, /recorded chat/);
+  assert.ok(fs.statSync(path.join(dir, 'helper.sock')).isSocket());
+  await send('remember: beta');
+  assert.equal(c.lastTrace().reason, 'delta', 'the second turn found what the first recorded');
+  assert.equal(helperPids(dir).length, 1);
+});
+
+test('a relative CURSOR_RESUME_RUNTIME_DIR is refused at once, naming it, and no helper starts anywhere', async (t) => {
+  const cwd = tempDir('cr-cwd-');
+  const name = `cr-rel-${process.pid}`;
+  const w = world(t, { CURSOR_RESUME_RUNTIME_DIR: name });
+  const start = await run(process.execPath, [BIN, 'helper', 'start'], w.env, cwd);
+  assert.equal(start.code, 1);
+  assert.match(start.stderr, new RegExp(`CURSOR_RESUME_RUNTIME_DIR is "${name}", a relative path; set it to an absolute one`));
+  assert.equal(fs.existsSync(path.join(cwd, name)), false);
+  assert.equal(fs.existsSync(path.join('/', name)), false);
+});
+
+test('a started helper that exits at once with nothing answering fails the start without waiting for the deadline', async (t) => {
+  const w = world(t);
+  const quitter = path.join(tempDir(), 'quitter.cjs');
+  fs.writeFileSync(quitter, 'process.exit(0);\n');
+  const result = await connectHelper({ start: true, env: w.env, serverScript: quitter });
+  assert.equal(!result.ok && result.code, 'start-failed');
+  assert.match(!result.ok ? result.reason : '', /found another helper answering, yet none answers now/);
+});
+
+test('the helper runs detached (its own session, stdio on /dev/null) and keeps none of the caller\'s environment', async (t) => {
+  const w = world(t, { CURSOR_API_KEY: 'sk-SECRET-123', OPENAI_API_KEY: 'sk-other', CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '60000' });
+  const c = new Conversation(w.env);
+  assert.equal((await c.turn('remember: alpha')).code, 0);
+  const [pid] = helperPids(w.dir);
+  assert.ok(pid !== undefined, 'a run started a helper');
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [, , , session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  assert.equal(Number(session), pid, 'it leads its own session (setsid)');
+  for (const fd of [0, 1, 2]) assert.equal(fs.readlinkSync(`/proc/${pid}/fd/${fd}`), '/dev/null', `fd ${fd}`);
+  const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  assert.ok(!environ.join('\n').includes('sk-'), 'no credential in its environment');
+  assert.deepEqual(
+    environ.map((e) => e.slice(0, e.indexOf('='))).sort(),
+    ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_RUNTIME_DIR', 'CURSOR_RESUME_TTL_MS'],
+  );
 });
