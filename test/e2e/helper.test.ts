@@ -747,3 +747,96 @@ test('the helper runs detached (its own session, stdio on /dev/null) and keeps n
     ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_RUNTIME_DIR', 'CURSOR_RESUME_TTL_MS'],
   );
 });
+
+// ---- what a run, a dry run and inspect do to the helper ----------------------------------------
+
+/** Sends the conversation's transcript with `args`; a turn that ran adds cursor's reply. */
+async function sendWith(c: Conversation, args: string[], env: NodeJS.ProcessEnv = c.env) {
+  const r = await runCli(args, { input: c.body(), env });
+  assert.equal(r.code, 0, r.stderr);
+  return r;
+}
+
+test('a first turn that outlives the helper is still recorded: the record finds none and starts it again', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '100', CURSOR_RESUME_CONNECTION_IDLE_MS: '100' });
+  const c = new Conversation(w.env);
+  c.messages.push({ role: 'user', content: 'remember: alpha' });
+  const turn = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=400' } });
+  await waitFor('the run to start a helper', () => helperPids(w.dir).length === 1);
+  const [first] = helperPids(w.dir);
+  // The turn holds no lease: the helper closes its connection, finds itself idle and exits.
+  await waitFor('that helper to exit while the turn runs', () => !alive(first!), 10_000);
+  const r = await turn;
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /failed on record/);
+  assert.match(r.stderr, /recorded chat/);
+  const status = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
+  assert.notEqual(status.pid, first);
+  assert.equal(status.entries, 1);
+  c.messages.push({ role: 'assistant', content: resultOf(r.stdout).result });
+  c.messages.push({ role: 'user', content: 'remember: beta' });
+  await sendWith(c, STREAM_ARGS);
+  assert.equal(c.lastTrace().reason, 'delta');
+});
+
+test('a dry run and inspect --transcript change nothing: no use counted, the least recently used still goes first', async (t) => {
+  for (const how of ['--dry-run', 'inspect'] as const) {
+    const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_MAX_ENTRIES: '2' });
+    const [a, b, c] = [new Conversation(w.env), new Conversation(w.env), new Conversation(w.env)];
+    for (const [conv, fact] of [[a, 'alpha'], [b, 'beta']] as const) assert.equal((await conv.turn(`remember: ${fact}`)).code, 0);
+    a.messages.push({ role: 'user', content: 'remember: gamma' });
+    if (how === '--dry-run') {
+      assert.equal(JSON.parse((await sendWith(a, ['--dry-run', ...STREAM_ARGS])).stdout).decision, 'resume-delta');
+    } else {
+      const file = path.join(tempDir(), 'a.json');
+      fs.writeFileSync(file, a.body());
+      const r = await run(process.execPath, [BIN, 'inspect', '--transcript', file, '--json'], a.env);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).decision.decision, 'resume-delta');
+    }
+    assert.equal((await c.turn('remember: delta')).code, 0);
+    const kept = JSON.parse((await run(process.execPath, [BIN, 'inspect', '--json'], w.env)).stdout).entries as Array<{ workspace: string }>;
+    assert.deepEqual(kept.map((e) => e.workspace).sort(), [b.workspace, c.workspace].sort(), `${how}: A, used least recently, was evicted, not B`);
+  }
+});
+
+test('config set ttlMinutes / maxEntries reach a running helper: its limits are lowered, and entries go accordingly', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
+  assert.equal((await a.turn('remember: alpha')).code, 0);
+  assert.equal((await b.turn('remember: beta')).code, 0);
+  const limits = async () => (JSON.parse((await run(process.execPath, [BIN, 'inspect', '--json'], w.env)).stdout) as { limits: object; entries: unknown[] });
+  assert.deepEqual((await limits()).limits, { ttlMs: 3_600_000, maxEntries: 64 });
+
+  for (const [name, value] of [['ttlMinutes', '1'], ['maxEntries', '1']]) {
+    const set = await run(process.execPath, [BIN, 'config', 'set', name!, value!], w.env);
+    assert.equal(set.code, 0, set.stderr);
+  }
+  const seen = await limits();
+  assert.deepEqual(seen.limits, { ttlMs: 60_000, maxEntries: 1 }, 'the running helper took the lower limits');
+  assert.equal(seen.entries.length, 1, 'the surplus entry went, least recently used first');
+  const status = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
+  assert.deepEqual([status.limits.ttlMs, status.limits.maxEntries], [60_000, 1]);
+
+  // A lifetime lowered below a chat's age expires it at once (here through the environment, which also only lowers).
+  b.messages.push({ role: 'user', content: 'remember: gamma' });
+  await sleep(50);
+  await sendWith(b, STREAM_ARGS, { ...b.env, CURSOR_RESUME_TTL_MS: '10' });
+  assert.equal(b.lastTrace().reason, 'expired');
+});
+
+test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and what to do', async (t) => {
+  const w = world(t);
+  const start = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
+  process.kill(start.pid, 'SIGSTOP');
+  try {
+    for (const args of [['helper', 'stop'], ['helper', 'status'], ['inspect']]) {
+      const r = await run(process.execPath, [BIN, ...args], w.env);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.ok(r.stderr.includes(w.socket), `${args.join(' ')} names the socket: ${r.stderr}`);
+      assert.match(r.stderr, /is stopped or stuck\. `cursor-resume helper start` replaces it/, args.join(' '));
+    }
+  } finally {
+    process.kill(start.pid, 'SIGCONT');
+  }
+});
