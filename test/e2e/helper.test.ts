@@ -11,7 +11,7 @@ import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
 import { connectHelper, stopHelper } from '../../src/helper/launcher.js';
-import { ensureRuntimeDir, runtimePaths } from '../../src/helper/paths.js';
+import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
@@ -331,19 +331,14 @@ test('a symlinked, foreign-owned or non-directory runtime dir is refused with a 
   assert.match(file.stderr, /not a directory/);
   fs.unlinkSync(w.dir);
 
-  // We run as root here: a directory chowned to someone else stands for a foreign one.
+  // A folder of someone else's: ours, checked as if we were uid 4242 (any user can run this).
   fs.mkdirSync(w.dir, { mode: 0o700 });
-  fs.chownSync(w.dir, 12345, 12345);
-  const foreign = await helperCli(['start'], w.env);
-  assert.equal(foreign.code, 1);
-  assert.match(foreign.stderr, /owned by uid 12345/);
-  const launched = await connectHelper({ start: true, env: w.env, serverScript: SERVER });
+  const launched = await connectHelper({ start: true, env: w.env, serverScript: SERVER, owners: { dir: 4242 } });
   assert.equal(!launched.ok && launched.code, 'bad-runtime-dir');
-  assert.equal(fs.readdirSync(w.dir).length, 0);
-
-  // And the owner check against an injected uid.
-  const mine = tempDir('cr-mine-');
-  assert.throws(() => ensureRuntimeDir(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: mine }), { uid: 4242 }), /owned by uid \d+, not by you \(uid 4242\)/);
+  assert.match(!launched.ok ? launched.reason : '', new RegExp(`refusing the helper runtime dir ${w.dir}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`));
+  assert.deepEqual(fs.readdirSync(w.dir), [], 'nothing was created in it');
+  const looked = await connectHelper({ start: false, env: w.env, serverScript: SERVER, owners: { dir: 4242 } });
+  assert.equal(!looked.ok && looked.code, 'bad-runtime-dir');
 });
 
 test('a socket path over the Unix limit is explained, naming the variable to set', async (t) => {
