@@ -580,7 +580,7 @@ describe('presentation', { concurrency: true }, () => {
 
   test('every command has --help with examples', async () => {
     const env = world();
-    const commands = [['inspect'], ['evict'], ['config'], ['config', 'list'], ['config', 'get'], ['config', 'set'], ['config', 'unset'], ['config', 'path'], ['simulate'], ['helper']];
+    const commands = [['inspect'], ['evict'], ['config'], ['config', 'list'], ['config', 'get'], ['config', 'set'], ['config', 'unset'], ['config', 'path'], ['simulate'], ['helper'], ['helper', 'start'], ['helper', 'stop'], ['helper', 'status']];
     await Promise.all(
       commands.map(async (command) => {
         const r = await cli([...command, '--help'], env);
