@@ -199,12 +199,14 @@ describe('its socket and runtime dir tampered with', () => {
   test("another user's socket in its place is never spoken to", async () => {
     const c = await started();
     await runCli(['helper', 'stop'], { env: c.env });
+    await waitFor('the stopped helper to exit', () => helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!).length === 0);
     const socket = socketOf(c.env);
     const foreign = await fakeHelper(socket, () => hello());
     // The socket is ours; the launcher is told we are uid 4242, so it stands for another user's (any user can run this).
     try {
       for (const start of [true, false]) {
         const result = await connectHelper({ start, env: c.env, owners: { socket: 4242 } });
+        if (result.ok) result.client.close();
         assert.equal(!result.ok && result.code, 'unavailable');
         assert.match(!result.ok ? result.reason : '', new RegExp(`refusing the helper socket ${socket}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`));
       }
