@@ -77,8 +77,9 @@ type Stored = Omit<Branch, 'ttlLeftMs' | 'leased'>;
 const keyOf = (anchor: string, chatId: string): string => `${anchor}/${chatId}`;
 
 export class BranchStore {
-  readonly limits: Limits;
-  readonly #cache: LRUCache<string, Stored>;
+  /** Only ever lowered, by lower(). */
+  limits: Limits;
+  #cache: LRUCache<string, Stored>;
   /** anchor → chat IDs of its branches (including expired ones not yet dropped). */
   readonly #index = new Map<string, Set<string>>();
   /** branch key → the holder of its lease. */
@@ -86,6 +87,7 @@ export class BranchStore {
   /** holder → branch keys it leases. */
   readonly #held = new Map<string, Set<string>>();
   readonly #wallClock: () => number;
+  readonly #clock: (() => number) | undefined;
   /**
    * Versions come from one counter for the whole store, so a branch that was
    * evicted and recreated can never match a version someone read before.
@@ -95,10 +97,15 @@ export class BranchStore {
   constructor(options: StoreOptions = {}) {
     this.limits = clampLimits(options);
     this.#wallClock = options.wallClock ?? Date.now;
-    const clock = options.clock;
-    this.#cache = new LRUCache<string, Stored>({
-      max: this.limits.maxEntries,
-      ttl: this.limits.ttlMs,
+    this.#clock = options.clock;
+    this.#cache = this.#newCache(this.limits);
+  }
+
+  #newCache(limits: Limits): LRUCache<string, Stored> {
+    const clock = this.#clock;
+    return new LRUCache<string, Stored>({
+      max: limits.maxEntries,
+      ttl: limits.ttlMs,
       // No cached "now": it would need a timer, and an injected clock must be read every time.
       ttlResolution: 0,
       // lru-cache treats a start time of 0 as "no TTL"; keep an injected clock off 0.
@@ -116,18 +123,50 @@ export class BranchStore {
    * dropped. Reading a branch makes it the most recently used.
    */
   lookup(anchor: string): Branch[] {
+    return this.#branches(anchor, (key, ttlLeftMs) => {
+      const value = this.#cache.get(key, { allowStale: true });
+      if (value && ttlLeftMs <= 0) this.#cache.delete(key);
+      return value;
+    });
+  }
+
+  /**
+   * The anchor's branches as lookup() returns them, changing nothing: no branch
+   * becomes more recently used and an expired one stays until it is pruned (a dry
+   * run or an explanation must not move what the next run finds).
+   */
+  peek(anchor: string): Branch[] {
+    return this.#branches(anchor, (key) => this.#cache.peek(key, { allowStale: true }));
+  }
+
+  #branches(anchor: string, read: (key: string, ttlLeftMs: number) => Stored | undefined): Branch[] {
     const chatIds = this.#index.get(anchor);
     if (!chatIds) return [];
     const found: Branch[] = [];
     for (const chatId of [...chatIds]) {
       const key = keyOf(anchor, chatId);
       const ttlLeftMs = this.#cache.getRemainingTTL(key);
-      const value = this.#cache.get(key, { allowStale: true });
-      if (!value) continue;
-      if (ttlLeftMs <= 0) this.#cache.delete(key);
-      found.push(this.#view(key, value, ttlLeftMs));
+      const value = read(key, ttlLeftMs);
+      if (value) found.push(this.#view(key, value, ttlLeftMs));
     }
     return found.sort((a, b) => b.updatedAt - a.updatedAt || b.version - a.version);
+  }
+
+  /**
+   * Lowers the limits (a request to raise one is ignored): a branch older than the
+   * new lifetime expires, and branches over the new count go least recently used
+   * first. Every other branch keeps its age, recency, lease and version.
+   */
+  lower(requested: Partial<Limits>): Limits {
+    const asked = clampLimits(requested);
+    const next = { ttlMs: Math.min(asked.ttlMs, this.limits.ttlMs), maxEntries: Math.min(asked.maxEntries, this.limits.maxEntries) };
+    if (next.ttlMs === this.limits.ttlMs && next.maxEntries === this.limits.maxEntries) return this.limits;
+    // Least recently used first, each with its start time: loading them in that order keeps recency and age.
+    const entries = this.#cache.dump().map(([key, entry]) => [key, { ...entry, ttl: next.ttlMs }] as [string, typeof entry]);
+    this.limits = next;
+    this.#cache = this.#newCache(next);
+    this.#cache.load(entries);
+    return this.limits;
   }
 
   /**

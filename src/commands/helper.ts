@@ -9,7 +9,7 @@ import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
 import type { StatsReply } from '../helper/protocol.js';
 import { VERSION } from '../version.js';
 import { PROTOCOL_VERSION } from '../helper/protocol.js';
-import { paint } from '../present.js';
+import { fail, fields, paint, printJson as print, span } from '../present.js';
 
 export const EXIT_NOT_RUNNING = 3;
 
@@ -20,17 +20,23 @@ export function addHelperCommand(program: Command): Command {
     .addHelpText(
       'after',
       `
-The helper keeps resume state (hashes, chat IDs, counts, times; never message text) in memory
-behind a Unix socket, helper.sock, in $CURSOR_RESUME_RUNTIME_DIR (default $XDG_RUNTIME_DIR/cursor-resume,
-else <tmpdir>/cursor-resume-<uid>), a private 0700 folder. A run that needs it starts it. It exits by
-itself after 5 minutes with no connections and an empty cache, and on SIGTERM, SIGINT or SIGHUP.
+The helper keeps resume state (hashes, chat IDs, workspace paths, model names, counts, times; never
+message text) in memory behind a Unix socket, helper.sock, in $CURSOR_RESUME_RUNTIME_DIR (an absolute
+path; default $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid>), a private 0700
+folder. A run that needs it starts it, with none of the caller's environment but these settings. It
+exits by itself after 5 minutes with no connections and an empty cache, and on SIGTERM, SIGINT or SIGHUP.
 
-Exit status of status: 0 running, 3 not running, 1 the runtime dir cannot be used.
+Exit status of status: 0 running, 3 not running, 1 the runtime dir cannot be used or the helper
+does not answer.
 
-Limits, read when the helper starts (tests and advanced use; they can only be lowered):
+Its environment (tests and advanced use):
   CURSOR_RESUME_TTL_MS        life of an entry after its last turn (default and maximum 3600000)
   CURSOR_RESUME_MAX_ENTRIES   entries kept, least recently used evicted first (default and maximum 64)
   CURSOR_RESUME_IDLE_MS       idle time before the helper exits (default 300000, 100 to 3600000)
+  CURSOR_RESUME_CONNECTION_IDLE_MS  silence after which a connection holding no lease is closed
+                              (default 30000, 100 to 3600000)
+The first two, like config ttlMinutes and maxEntries, only lower the limits; a running helper with
+higher ones is lowered the next time cursor-resume connects to it.
 
 Examples:
   cursor-resume helper status
@@ -43,6 +49,17 @@ Examples:
     .command('start')
     .description('start the helper unless it is running')
     .option('--json', 'print one JSON object')
+    .addHelpText(
+      'after',
+      `
+Starts the helper unless one of this version answers; one of another version, or one that is
+stopped or stuck, is replaced. Exit 0 when a helper runs, 1 when none can be started.
+
+Examples:
+  cursor-resume helper start
+  cursor-resume helper start --json | jq .pid
+  CURSOR_RESUME_RUNTIME_DIR=/tmp/cr-test cursor-resume helper start`,
+    )
     .action(async (options: { json?: boolean }) => {
       // Where a run looks, and the limits a helper a run starts gets (config file included).
       const result = await connectHelper({ start: true, env: findingEnv() });
@@ -64,6 +81,15 @@ Examples:
     .command('stop')
     .description('stop the helper (its cache is lost); fine if none runs')
     .option('--json', 'print one JSON object')
+    .addHelpText(
+      'after',
+      `
+Exit 0 when no helper runs afterwards (also when none ran), 1 when it does not stop or answer.
+
+Examples:
+  cursor-resume helper stop
+  cursor-resume helper stop --json`,
+    )
     .action(async (options: { json?: boolean }) => {
       const result = await stopHelper({ env: findingEnv() });
       if (!result.ok) {
@@ -81,6 +107,17 @@ Examples:
     .command('status')
     .description('show pid, version, uptime, socket, entries and memory; exit 3 if not running')
     .option('--json', 'print one JSON object')
+    .addHelpText(
+      'after',
+      `
+Never starts a helper. Exit 0 running, 3 not running, 1 the runtime dir cannot be used or the helper
+does not answer.
+
+Examples:
+  cursor-resume helper status
+  cursor-resume helper status --json | jq '{pid, entries, limits}'
+  cursor-resume helper status >/dev/null || cursor-resume helper start`,
+    )
     .action(async (options: { json?: boolean }) => {
       const probe = await probeHelper({ env: findingEnv() });
       if (!probe.running) {
@@ -124,40 +161,22 @@ function formatStatus(stats: StatsReply, current: boolean): string {
   // Colour only for people: a terminal (or FORCE_COLOR), and NO_COLOR unset.
   const chalk = paint();
   const note = current ? '' : chalk.yellow(`  (this cursor-resume is ${VERSION}: the next run replaces it)`);
+  // Times as inspect shows them (present.ts's span).
   const rows: [string, string][] = [
     ['helper', chalk.green('running')],
     ['pid', String(stats.pid)],
     ['version', `${stats.version} (protocol ${stats.protocol})${note}`],
-    ['uptime', duration(stats.uptimeMs)],
+    ['uptime', span(stats.uptimeMs)],
     ['socket', stats.socketPath],
     ['entries', `${stats.entries} of ${stats.limits.maxEntries} (${stats.anchors} anchors, ${stats.leases} leased)`],
-    ['lifetime', `${duration(stats.limits.ttlMs)} per entry`],
-    ['idle exit', `after ${duration(stats.limits.idleMs)} with no connections and an empty cache`],
+    ['lifetime', `${span(stats.limits.ttlMs)} per entry`],
+    ['idle exit', `after ${span(stats.limits.idleMs)} with no connections and an empty cache`],
     ['connections', String(stats.connections)],
     ['memory', `rss ${mib(stats.memory.rss)}, heap used ${mib(stats.memory.heapUsed)}`],
   ];
-  const width = Math.max(...rows.map(([label]) => label.length));
-  return rows.map(([label, value]) => `${chalk.bold(label.padEnd(width))}  ${value}\n`).join('');
-}
-
-function duration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  let s = Math.floor(ms / 1000);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  s %= 60;
-  return [h ? `${h}h` : '', m ? `${m}m` : '', s || (!h && !m) ? `${s}s` : ''].filter(Boolean).join(' ');
+  return fields(rows, (label) => chalk.bold(label));
 }
 
 function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}
-
-function print(value: object): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
-}
-
-function fail(message: string): void {
-  process.stderr.write(`cursor-resume: ${message}\n`);
-  process.exitCode = 1;
 }

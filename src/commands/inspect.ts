@@ -63,7 +63,7 @@ With --transcript: the decision a run would make for that transcript, step by st
 and why, side call or not, the anchor and what went into it, the branches found (looked up through a
 running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
 against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
-(the lookup marks the entry as recently used, as a run would). Set CURSOR_ACP_SESSION_RESUME as the
+(its lookup leaves the entries' order and expiry as they were). Set CURSOR_ACP_SESSION_RESUME as the
 run you are explaining has it.
 
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with
@@ -273,7 +273,8 @@ async function lookUp(anchor: string, settings: Settings): Promise<CacheView> {
         branches: [],
       };
     }
-    const branches = await probe.client.lookup(anchor);
+    // Read-only, unlike a run's lookup: explaining a decision must not change the next one.
+    const branches = await probe.client.peek(anchor);
     return { state: 'running', note: `helper pid ${probe.hello.pid}: ${plural(branches.length, 'branch', 'branches')} for this anchor`, branches };
   } catch (error) {
     return { state: 'unreachable', note: `the helper did not answer the lookup: ${(error as Error).message}`, branches: null };

@@ -73,7 +73,8 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     if (connected.ok) {
       client = connected.client;
       try {
-        branches = await client.lookup(analysis.anchor!);
+        // A dry run changes nothing in the helper: its lookup neither counts as a use nor drops an expired branch.
+        branches = caller.dryRun ? await client.peek(analysis.anchor!) : await client.lookup(analysis.anchor!);
       } catch (error) {
         say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
         client.close();

@@ -10,6 +10,7 @@ import type {
   BranchSummary,
   EvictTarget,
   HelloReply,
+  HelperLimits,
   LeaseReply,
   Op,
   RecordReply,
@@ -27,7 +28,6 @@ export type HelperErrorCode =
   | 'timeout'
   /** The connection closed before the reply came. */
   | 'closed'
-  | 'version-mismatch'
   | 'bad-reply'
   /** Connection-level errors (EACCES, ...). */
   | 'connect-failed'
@@ -39,8 +39,6 @@ export class HelperError extends Error {
   constructor(
     readonly code: HelperErrorCode,
     message: string,
-    /** For 'version-mismatch': what the helper said. */
-    readonly server?: HelloReply,
   ) {
     super(message);
   }
@@ -50,6 +48,13 @@ export interface ClientOptions {
   connectTimeoutMs?: number;
   requestTimeoutMs?: number;
 }
+
+/**
+ * Ops sent once more on a new connection when the first one closed or the helper was
+ * gone: a record is compare-and-set and a release of a lease the helper already let go
+ * of ends nothing, so neither is ever applied twice.
+ */
+const RESENT: ReadonlySet<Op> = new Set(['record', 'release']);
 
 interface Pending {
   op: Op;
@@ -69,6 +74,7 @@ export class HelperClient {
   readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
+  #revive: (() => Promise<boolean>) | undefined;
 
   private constructor(socketPath: string, options: ClientOptions) {
     this.socketPath = socketPath;
@@ -84,30 +90,41 @@ export class HelperClient {
   }
 
   /**
-   * Exchanges versions. With `check` (default), a helper speaking another
-   * protocol or package version is refused with 'version-mismatch' (the error's
-   * `server` says which); the launcher then replaces it.
+   * How to bring a helper back when a record or release finds none (the launcher
+   * starts one): a first turn that outlives the helper's idle limits is still recorded.
    */
-  async hello(check = true): Promise<HelloReply> {
+  reviveWith(revive: () => Promise<boolean>): void {
+    this.#revive = revive;
+  }
+
+  /** Exchanges versions; whether the helper's suits us is the caller's call (the launcher replaces another one). */
+  async hello(): Promise<HelloReply> {
     const reply = await this.request('hello', { protocol: PROTOCOL_VERSION, version: VERSION });
     this.server = reply;
-    if (check && !isSameVersion(reply)) {
-      throw new HelperError(
-        'version-mismatch',
-        `the helper speaks protocol ${reply.protocol}, version ${reply.version}; this is protocol ${PROTOCOL_VERSION}, version ${VERSION}`,
-        reply,
-      );
-    }
     return reply;
   }
 
-  /** The anchor's branches, most recently updated first; an expired one comes once with ttlLeftMs <= 0. */
-  async lookup(anchor: string): Promise<Branch[]> {
-    const { branches } = await this.request('lookup', { anchor });
+  /** The anchor's branches, most recently updated first; an expired one comes once with ttlLeftMs <= 0. A use: they become the most recently used. */
+  lookup(anchor: string): Promise<Branch[]> {
+    return this.#branches('lookup', anchor);
+  }
+
+  /** The anchor's branches as lookup() returns them, without changing anything in the helper (dry runs, explanations). */
+  peek(anchor: string): Promise<Branch[]> {
+    return this.#branches('peek', anchor);
+  }
+
+  async #branches(op: 'lookup' | 'peek', anchor: string): Promise<Branch[]> {
+    const { branches } = await this.request(op, { anchor });
     if (!Array.isArray(branches) || !branches.every(isBranch)) {
-      throw new HelperError('bad-reply', 'the helper answered the lookup with something that is not a list of branches');
+      throw new HelperError('bad-reply', `the helper answered the ${op} with something that is not a list of branches`);
     }
     return branches;
+  }
+
+  /** Lowers the helper's cache limits (it never raises them); resolves to those in force. */
+  async lowerLimits(limits: { ttlMs?: number; maxEntries?: number }): Promise<HelperLimits> {
+    return (await this.request('limits', limits)).limits;
   }
 
   /** Leases a branch for this turn, for as long as this connection stays open or until record/release. */
@@ -154,9 +171,30 @@ export class HelperClient {
    * One request, one reply. If the helper closed this connection meanwhile (it
    * closes idle connections that hold no lease), it is opened again first; a
    * lease lost that way was already released as interrupted by the helper, and
-   * the next record of that branch is refused, never silently applied.
+   * the next record of that branch is refused, never silently applied. A record or
+   * release whose connection closed before the reply, or that finds no helper
+   * (one that exited idle under a long turn), is sent once more on a new connection,
+   * to a helper started again if need be.
    */
   async request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
+    try {
+      return await this.#request(op, fields);
+    } catch (error) {
+      if (!RESENT.has(op) || this.#closed || !(error instanceof HelperError) || !['closed', 'not-running', 'shutting-down'].includes(error.code)) throw error;
+      // Never the connection that just failed: the retry opens a new one.
+      this.#socket?.destroy();
+      this.#socket = undefined;
+    }
+    try {
+      return await this.#request(op, fields);
+    } catch (error) {
+      const gone = error instanceof HelperError && (error.code === 'not-running' || error.code === 'shutting-down');
+      if (!gone || this.#closed || !this.#revive || !(await this.#revive())) throw error;
+    }
+    return this.#request(op, fields);
+  }
+
+  async #request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
     if (this.#closed) throw new HelperError('closed', 'this helper client was closed');
     if (!this.#socket || this.#socket.destroyed) await this.#open();
     const socket = this.#socket!;

@@ -34,14 +34,19 @@ const START_POLL_MS = 5;
 const HELPER_NODE_FLAGS = ['--max-semi-space-size=2'];
 
 /**
- * The helper makes no TLS connection, so it need not read NODE_EXTRA_CA_CERTS: Node
- * parses that file as it starts (45 ms for a 220 KB bundle on the benchmark machine),
- * and a run that starts the helper waits for it.
+ * What the helper is started with besides its runtime dir: its own knobs, and
+ * NODE_OPTIONS (Node's settings the user gave every Node process: memory, preloads).
+ * Nothing else: it lives for hours, and the caller's environment holds credentials
+ * (API keys, tokens) that it must never keep. (NODE_EXTRA_CA_CERTS, for one, would
+ * also cost 45 ms of start-up for a 220 KB bundle it never uses.)
  */
-function withoutCaCerts(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  if (env.NODE_EXTRA_CA_CERTS === undefined) return env;
-  const { NODE_EXTRA_CA_CERTS: _certs, ...rest } = env;
-  return rest;
+const HELPER_ENV = ['CURSOR_RESUME_TTL_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_CONNECTION_IDLE_MS', 'NODE_OPTIONS'] as const;
+
+/** The helper's whole environment; the runtime dir is the launcher's resolved one, so both use one socket whatever their working directories. */
+function helperProcessEnv(env: NodeJS.ProcessEnv, paths: RuntimePaths): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { CURSOR_RESUME_RUNTIME_DIR: paths.dir };
+  for (const key of HELPER_ENV) if (env[key] !== undefined) out[key] = env[key];
+  return out;
 }
 
 export interface ConnectHelperOptions extends ClientOptions {
@@ -53,6 +58,13 @@ export interface ConnectHelperOptions extends ClientOptions {
   serverScript?: string | URL;
   /** How long to wait for a started helper to answer. */
   startTimeoutMs?: number;
+  /** The uid that must own the runtime dir and the socket (default: ours). Tests inject another to stand for someone else's. */
+  owners?: Owners;
+}
+
+interface Owners {
+  dir?: number;
+  socket?: number;
 }
 
 export type ConnectFailure =
@@ -82,15 +94,15 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let paths: RuntimePaths;
   try {
     paths = runtimePaths(env);
-    if (options.start) ensureRuntimeDir(paths);
-    else if (checkRuntimeDir(paths) === 'missing') return { ok: false, code: 'not-running', reason: `no helper is running (no runtime dir ${paths.dir})`, paths };
+    if (options.start) ensureRuntimeDir(paths, { uid: options.owners?.dir });
+    else if (checkRuntimeDir(paths, { uid: options.owners?.dir }) === 'missing') return { ok: false, code: 'not-running', reason: `no helper is running (no runtime dir ${paths.dir})`, paths };
   } catch (error) {
     return { ok: false, code: 'bad-runtime-dir', reason: (error as Error).message };
   }
 
   let replaced = false;
   const first = await attempt(paths, options);
-  if (first.kind === 'ok') return { ok: true, client: first.client, server: first.hello, paths, started: false, replaced };
+  if (first.kind === 'ok') return ready(first, paths, options, { started: false, replaced });
   if (first.kind === 'mismatch') {
     if (!options.start) {
       first.client.close();
@@ -115,7 +127,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let spawnError: Error | undefined;
   try {
     // Detached in its own session with no stdio: it must not hold the caller's terminal or pipes.
-    const child = spawn(process.execPath, [...HELPER_NODE_FLAGS, scriptPath], { detached: true, stdio: 'ignore', cwd: '/', env: withoutCaCerts(env) });
+    const child = spawn(process.execPath, [...HELPER_NODE_FLAGS, scriptPath], { detached: true, stdio: 'ignore', cwd: '/', env: helperProcessEnv(env, paths) });
     child.once('error', (error) => (spawnError = error));
     child.once('exit', (code) => (exitCode = code));
     child.unref();
@@ -127,8 +139,10 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let last: Attempt = first;
   for (;;) {
     await sleep(START_POLL_MS);
+    // Whether our helper had exited before this attempt began: then an answer can no longer come from it.
+    const exitedBefore = exitCode !== undefined;
     last = await attempt(paths, options);
-    if (last.kind === 'ok') return { ok: true, client: last.client, server: last.hello, paths, started: true, replaced };
+    if (last.kind === 'ok') return ready(last, paths, options, { started: true, replaced });
     if (last.kind === 'mismatch') {
       // Another installation started its own helper meanwhile; do not fight over the socket.
       last.client.close();
@@ -136,8 +150,10 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
     }
     if (last.kind === 'error' && last.error.code !== 'timeout') return { ok: false, code: 'unavailable', reason: last.error.message, paths };
     if (spawnError) return { ok: false, code: 'start-failed', reason: `cannot start the helper: ${spawnError.message}`, paths };
-    if (exitCode !== undefined && exitCode !== 0 && last.kind === 'absent') {
-      return { ok: false, code: 'start-failed', reason: `the helper exited with status ${exitCode} while starting; run \`${process.execPath} ${scriptPath}\` to see its message`, paths };
+    if (exitedBefore && last.kind === 'absent') {
+      // Status 0 is "another helper answers": one that is gone again, or that answers elsewhere.
+      const why = exitCode === 0 ? 'found another helper answering, yet none answers now' : `exited with status ${exitCode}`;
+      return { ok: false, code: 'start-failed', reason: `the helper ${why} while starting at ${paths.socket}; run \`CURSOR_RESUME_RUNTIME_DIR=${paths.dir} ${process.execPath} ${scriptPath}\` to see its message`, paths };
     }
     if (performance.now() > deadline) break;
   }
@@ -162,7 +178,13 @@ export async function probeHelper(options: { env?: NodeJS.ProcessEnv } & ClientO
   const found = await attempt(paths, options);
   if (found.kind === 'absent') return { running: false, paths };
   if (found.kind === 'error') return { running: false, error: found.error.message, paths };
-  return { running: true, client: found.client, hello: found.hello, paths };
+  if (found.kind === 'mismatch') return { running: true, client: found.client, hello: found.hello, paths };
+  try {
+    return { running: true, client: found.client, hello: await withLimits(found.client, found.hello, options.env ?? process.env), paths };
+  } catch (error) {
+    found.client.close();
+    return { running: false, error: `the helper (pid ${found.hello.pid}) did not take the lower limits the settings ask for: ${(error as Error).message}`, paths };
+  }
 }
 
 export type StopResult =
@@ -194,25 +216,78 @@ function serverScriptPath(explicit: string | URL | undefined): string {
 }
 
 /** Connects and says hello without judging the version. */
-async function attempt(paths: RuntimePaths, options: ClientOptions): Promise<Attempt> {
-  const refusal = socketRefusal(paths);
+async function attempt(paths: RuntimePaths, options: ClientOptions & { owners?: Owners }): Promise<Attempt> {
+  const refusal = socketRefusal(paths, { uid: options.owners?.socket });
   if (refusal !== undefined) return { kind: 'error', error: new HelperError('bad-socket', refusal) };
   let client: HelperClient;
   try {
     client = await HelperClient.connect(paths.socket, options);
   } catch (error) {
     const helperError = asHelperError(error);
-    return helperError.code === 'not-running' ? { kind: 'absent' } : { kind: 'error', error: helperError };
+    return helperError.code === 'not-running' ? { kind: 'absent' } : { kind: 'error', error: stuck(helperError, paths) };
   }
   try {
-    const hello = await client.hello(false);
+    const hello = await client.hello();
     return isSameVersion(hello) ? { kind: 'ok', client, hello } : { kind: 'mismatch', client, hello };
   } catch (error) {
     client.close();
     const helperError = asHelperError(error);
     // Connected, then closed at once: a helper on its way out. Treat it as gone.
-    return helperError.code === 'closed' || helperError.code === 'shutting-down' ? { kind: 'absent' } : { kind: 'error', error: helperError };
+    return helperError.code === 'closed' || helperError.code === 'shutting-down' ? { kind: 'absent' } : { kind: 'error', error: stuck(helperError, paths) };
   }
+}
+
+/** A timeout says where and what to do: a stopped (SIGSTOP) or wedged helper holds the socket. */
+function stuck(error: HelperError, paths: RuntimePaths): HelperError {
+  if (error.code !== 'timeout') return error;
+  return new HelperError(
+    'timeout',
+    `${error.message}: the helper holding ${paths.socket} is stopped or stuck. \`cursor-resume helper start\` replaces it (or end the process listening on that socket)`,
+  );
+}
+
+/**
+ * A helper of our version answers: its limits are lowered to what the settings ask,
+ * and a client that may start helpers can start one again for a late record.
+ */
+async function ready(
+  found: { client: HelperClient; hello: HelloReply },
+  paths: RuntimePaths,
+  options: ConnectHelperOptions,
+  how: { started: boolean; replaced: boolean },
+): Promise<ConnectHelperResult> {
+  let hello: HelloReply;
+  try {
+    hello = await withLimits(found.client, found.hello, options.env ?? process.env);
+  } catch (error) {
+    found.client.close();
+    return { ok: false, code: 'unavailable', reason: `the helper did not take the lower limits the settings ask for: ${(error as Error).message}`, paths };
+  }
+  if (options.start) {
+    found.client.reviveWith(async () => {
+      const again = await connectHelper({ ...options, start: true });
+      if (again.ok) again.client.close();
+      return again.ok;
+    });
+  }
+  return { ok: true, client: found.client, server: hello, paths, ...how };
+}
+
+/**
+ * The limits the settings ask for reach the environment through helperEnv(); a helper
+ * that runs with higher ones (it started before `config set ttlMinutes`) is lowered.
+ * Returns the hello with the limits now in force.
+ */
+async function withLimits(client: HelperClient, hello: HelloReply, env: NodeJS.ProcessEnv): Promise<HelloReply> {
+  const below = (value: string | undefined, current: unknown): number | undefined => {
+    const n = Math.floor(Number(value));
+    return value !== undefined && value.trim() !== '' && Number.isFinite(n) && n >= 1 && typeof current === 'number' && n < current ? n : undefined;
+  };
+  const ttlMs = below(env.CURSOR_RESUME_TTL_MS, hello.limits?.ttlMs);
+  const maxEntries = below(env.CURSOR_RESUME_MAX_ENTRIES, hello.limits?.maxEntries);
+  if (ttlMs === undefined && maxEntries === undefined) return hello;
+  client.server = { ...hello, limits: await client.lowerLimits({ ttlMs, maxEntries }) };
+  return client.server;
 }
 
 /** Asks a helper to shut down and waits until it no longer answers on its socket (nothing, or another helper, does). */

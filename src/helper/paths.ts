@@ -2,7 +2,6 @@
 // private: created 0700, and an existing one that someone else could have
 // prepared (a symlink, not a directory, another owner) is refused, never used.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 export const SOCKET_NAME = 'helper.sock';
@@ -22,20 +21,31 @@ export class RuntimeDirError extends Error {
   override name = 'RuntimeDirError';
 }
 
-/** Resolves the runtime paths from the environment. Touches nothing on disk. */
+/**
+ * Resolves the runtime paths from the environment, always to an absolute dir: the
+ * launcher hands that dir to the helper it starts, which runs from `/`, so both
+ * find the same socket. Touches nothing on disk.
+ */
 export function runtimePaths(env: NodeJS.ProcessEnv = process.env): RuntimePaths {
   const explicit = env.CURSOR_RESUME_RUNTIME_DIR?.trim();
   const xdg = env.XDG_RUNTIME_DIR?.trim();
   let dir: string;
   let source: RuntimePaths['source'];
   if (explicit) {
+    // As the config setting: a relative dir would name another folder from every working directory.
+    if (!path.isAbsolute(explicit)) {
+      throw new RuntimeDirError(
+        `CURSOR_RESUME_RUNTIME_DIR is ${JSON.stringify(explicit)}, a relative path; set it to an absolute one, e.g. /tmp/cursor-resume-${currentUid()}`,
+      );
+    }
     dir = path.resolve(explicit);
     source = 'CURSOR_RESUME_RUNTIME_DIR';
   } else if (xdg && path.isAbsolute(xdg)) {
     dir = path.join(xdg, 'cursor-resume');
     source = 'XDG_RUNTIME_DIR';
   } else {
-    dir = path.join(os.tmpdir(), `cursor-resume-${currentUid()}`);
+    // A relative TMPDIR means what it means to mktemp: a folder under the current directory.
+    dir = path.resolve(tmpdirOf(env), `cursor-resume-${currentUid()}`);
     source = 'tmpdir';
   }
   const socket = path.join(dir, SOCKET_NAME);
@@ -136,6 +146,12 @@ export function socketRefusal(paths: RuntimePaths, options: DirCheckOptions = {}
 function hint(paths: RuntimePaths, lowercase = false): string {
   const text = `Set CURSOR_RESUME_RUNTIME_DIR to a private directory of yours (runtime dir chosen by ${paths.source}).`;
   return lowercase ? text[0]!.toLowerCase() + text.slice(1) : text;
+}
+
+/** os.tmpdir(), read from `env` rather than from this process's environment. */
+function tmpdirOf(env: NodeJS.ProcessEnv): string {
+  const dir = env.TMPDIR || env.TMP || env.TEMP || '/tmp';
+  return dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir;
 }
 
 function currentUid(): number {

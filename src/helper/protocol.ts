@@ -11,7 +11,7 @@ import type { Branch } from '../cache/types.js';
 import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
 
 /** Bump on any incompatible change; a client replaces a helper speaking another one. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 /** Longest request line the helper reads (a record's digests: ~32k messages). Longer: error reply, connection closed. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 /** Longest reply line a client reads (a lookup returns several branches). */
@@ -19,7 +19,7 @@ export const MAX_REPLY_BYTES = 16 * 1024 * 1024;
 /** Longest workspace path or model name accepted (as for transcripts). */
 const MAX_FIELD_LENGTH = 4096;
 
-export const OPS = ['hello', 'lookup', 'lease', 'release', 'record', 'evict', 'list', 'stats', 'shutdown'] as const;
+export const OPS = ['hello', 'lookup', 'peek', 'lease', 'release', 'record', 'evict', 'list', 'stats', 'limits', 'shutdown'] as const;
 export type Op = (typeof OPS)[number];
 
 export type ErrorCode =
@@ -46,6 +46,7 @@ const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 function buildSchemas() {
   const count = z.int().check(z.minimum(0), z.maximum(Number.MAX_SAFE_INTEGER));
   const id = count;
+  const positive = z.int().check(z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER));
   const anchor = z.string().check(z.regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters'));
   const chatId = z.string().check(z.regex(CHAT_ID_PATTERN, `must match ${CHAT_ID_PATTERN.source}`));
   const outcome = z.enum(['success', 'auth', 'quota', 'network', 'model', 'resume-failed', 'interrupted', 'crashed', 'error']);
@@ -75,6 +76,7 @@ function buildSchemas() {
   const requestSchemas = {
     hello: z.strictObject({ id, op: z.literal('hello'), protocol: z.int(), version: z.string().check(z.maxLength(64)) }),
     lookup: z.strictObject({ id, op: z.literal('lookup'), anchor }),
+    peek: z.strictObject({ id, op: z.literal('peek'), anchor }),
     lease: z.strictObject({ id, op: z.literal('lease'), anchor, chatId, version: count }),
     release: z.strictObject({ id, op: z.literal('release'), outcome: z.optional(outcome), state: z.optional(state) }),
     record: z.strictObject({ id, op: z.literal('record'), record: recordSchema }),
@@ -97,6 +99,7 @@ function buildSchemas() {
       ),
     list: z.strictObject({ id, op: z.literal('list') }),
     stats: z.strictObject({ id, op: z.literal('stats') }),
+    limits: z.strictObject({ id, op: z.literal('limits'), ttlMs: z.optional(positive), maxEntries: z.optional(positive) }),
     shutdown: z.strictObject({ id, op: z.literal('shutdown') }),
   } satisfies Record<Op, z.ZodMiniType>;
 
@@ -107,7 +110,6 @@ type Schemas = ReturnType<typeof buildSchemas>;
 let schemas: Schemas | undefined;
 
 export type Request = { [K in Op]: z.infer<Schemas['requestSchemas'][K]> }[Op];
-export type RequestOf<K extends Op> = z.infer<Schemas['requestSchemas'][K]>;
 export type RecordRequest = z.infer<Schemas['recordSchema']>;
 export type EvictTarget = { anchorPrefix: string } | { anchor: string; chatId: string } | { all: true };
 
@@ -193,12 +195,15 @@ export type RecordReply =
 export interface ReplyPayloads {
   hello: HelloReply;
   lookup: { branches: Branch[] };
+  peek: { branches: Branch[] };
   lease: LeaseReply;
   release: { released: number };
   record: RecordReply;
   evict: { evicted: number };
   list: { branches: BranchSummary[] };
   stats: StatsReply;
+  /** The limits in force after the request (which only ever lowers them). */
+  limits: { limits: HelperLimits };
   shutdown: { stopping: true };
 }
 
@@ -207,8 +212,6 @@ export interface ErrorReply {
   ok: false;
   error: { code: ErrorCode; message: string };
 }
-
-export type Reply = ({ id: number; ok: true } & Record<string, unknown>) | ErrorReply;
 
 export function summarize(branch: Branch): BranchSummary {
   const { known, ...rest } = branch;

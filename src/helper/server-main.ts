@@ -3,7 +3,7 @@
 // helper already answers; 1 when it could not start. Its stdio is ignored and it
 // writes nothing to disk but its socket and, for a moment, the start lock.
 import { runtimePaths } from './paths.js';
-import { settingsFromEnv, startHelperServer } from './server.js';
+import { connectionIdleFromEnv, settingsFromEnv, startHelperServer } from './server.js';
 import type { HelperServer } from './server.js';
 
 // Everything it creates (socket, lock) is for this user only.
@@ -38,8 +38,10 @@ process.stderr.on?.('error', () => {});
 void (async () => {
   try {
     const result = await startHelperServer({
+      // The launcher names the runtime dir it resolved, absolute: we run from `/`, it from anywhere.
       paths: runtimePaths(process.env),
       settings: settingsFromEnv(process.env),
+      connectionIdleMs: connectionIdleFromEnv(process.env),
       onExit: () => process.exit(exitCode),
     });
     if (!result.started) process.exit(0);

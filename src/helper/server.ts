@@ -48,16 +48,26 @@ export interface ServerSettings extends Limits {
  * CURSOR_RESUME_IDLE_MS sets the idle exit (default 5 min, 100 ms to 1 h).
  */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): ServerSettings {
-  const num = (value: string | undefined): number | undefined => {
-    if (value === undefined || value.trim() === '') return undefined;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : undefined;
-  };
-  const idle = num(env.CURSOR_RESUME_IDLE_MS);
   return {
     ...clampLimits({ ttlMs: num(env.CURSOR_RESUME_TTL_MS), maxEntries: num(env.CURSOR_RESUME_MAX_ENTRIES) }),
-    idleMs: idle === undefined || idle <= 0 ? DEFAULT_IDLE_MS : Math.min(Math.max(Math.floor(idle), MIN_IDLE_MS), MAX_IDLE_MS),
+    idleMs: between(num(env.CURSOR_RESUME_IDLE_MS), DEFAULT_IDLE_MS),
   };
+}
+
+/** CURSOR_RESUME_CONNECTION_IDLE_MS (tests): how long a connection holding no lease may stay silent (default 30 s, 100 ms to 1 h). */
+export function connectionIdleFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  return between(num(env.CURSOR_RESUME_CONNECTION_IDLE_MS), DEFAULT_CONNECTION_IDLE_MS);
+}
+
+function num(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** A time from the environment, within 100 ms to 1 h; missing or not positive: the default. */
+function between(ms: number | undefined, fallback: number): number {
+  return ms === undefined || ms <= 0 ? fallback : Math.min(Math.max(Math.floor(ms), MIN_IDLE_MS), MAX_IDLE_MS);
 }
 
 export type ExitReason = 'idle' | 'shutdown' | 'signal' | 'socket-taken' | 'closed';
@@ -154,8 +164,9 @@ export class HelperServer {
 
   get limits(): HelperLimits {
     return {
-      ttlMs: this.settings.ttlMs,
-      maxEntries: this.settings.maxEntries,
+      // The store's: a client may have lowered them since the start.
+      ttlMs: this.store.limits.ttlMs,
+      maxEntries: this.store.limits.maxEntries,
       idleMs: this.settings.idleMs,
       connectionIdleMs: this.#connectionIdleMs,
       maxRequestBytes: MAX_REQUEST_BYTES,
@@ -370,6 +381,8 @@ export class HelperServer {
         return { protocol: PROTOCOL_VERSION, version: VERSION, pid: process.pid, limits: this.limits };
       case 'lookup':
         return { branches: this.store.lookup(request.anchor) };
+      case 'peek':
+        return { branches: this.store.peek(request.anchor) };
       case 'lease': {
         const result = this.store.lease(request.anchor, request.chatId, request.version, conn.id);
         if (result.granted) conn.leases = this.#leaseCount(conn);
@@ -397,6 +410,9 @@ export class HelperServer {
         return { branches: this.store.list().map(summarize) };
       case 'stats':
         return this.stats();
+      case 'limits':
+        this.store.lower({ ttlMs: request.ttlMs, maxEntries: request.maxEntries });
+        return { limits: this.limits };
       case 'shutdown':
         return { stopping: true };
     }

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
+import { connectHelper } from '../../src/helper/launcher.js';
 import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { VERSION } from '../../src/version.js';
 import { runCli, tempDir } from '../support/cli.js';
@@ -78,7 +79,7 @@ function fakeHelper(socketPath: string, reply: (request: { id: number; op: strin
 const hello = (version = VERSION, protocol = PROTOCOL_VERSION) => ({ protocol, version, pid: process.pid, limits: {} });
 
 describe('the helper dies or stalls in the middle of a turn', () => {
-  test('killed (SIGKILL) while cursor-agent streams: the turn ends as cursor-agent\'s, the next starts fresh with everything', async () => {
+  test('killed (SIGKILL) while cursor-agent streams: the turn ends as cursor-agent\'s and is recorded with a new helper, which the next turn resumes', async () => {
     const c = await started();
     const pid = await onlyHelper(c.env);
     c.messages.push({ role: 'user', content: 'remember: beta' });
@@ -91,9 +92,9 @@ describe('the helper dies or stalls in the middle of a turn', () => {
     assert.equal(run.output.stderr, '');
     assert.match(run.output.stdout, /"type":"result".*I remember: alpha; beta\./);
     c.messages.push({ role: 'assistant', content: JSON.parse(run.output.stdout.trim().split('\n').at(-1)!).result });
-    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'fresh');
-    assert.equal(c.lastTrace().reason, 'no-entry', 'a new helper, an empty cache');
-    await onlyHelper(c.env);
+    // The record found no helper, started one and, its branch gone with the old one, recorded the chat anew.
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
+    assert.notEqual(await onlyHelper(c.env), pid);
   });
 
   test('stalled (SIGSTOP): the run replaces it and goes on; the stalled one exits once it runs again', async () => {
@@ -134,6 +135,23 @@ describe('the helper dies or stalls in the middle of a turn', () => {
         await new Promise((resolve) => fake.server.close(resolve));
       }
     }
+  });
+});
+
+describe('the helper gone in the middle of a request', () => {
+  test('the connection dropped mid-record (a helper killed while it answers): sent once more, then the turn ends as cursor-agent\'s', async () => {
+    const c = await started();
+    await runCli(['helper', 'stop'], { env: c.env });
+    const fake = await fakeHelper(socketOf(c.env), (r) => (r.op === 'hello' ? hello() : r.op === 'lookup' ? { branches: [] } : 'close'));
+    try {
+      const { stderr } = await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh', VERBOSE);
+      assert.match(stderr, /failed on record \(the helper closed the connection before answering\)/);
+      assert.equal(fake.ops.filter((op) => op === 'record').length, 2, 'sent once more on a new connection, and no more');
+    } finally {
+      await new Promise((resolve) => fake.server.close(resolve));
+    }
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'fresh');
+    assert.equal(c.lastTrace().reason, 'no-entry');
   });
 });
 
@@ -178,25 +196,23 @@ describe('its socket and runtime dir tampered with', () => {
     assert.equal((fs.statSync(c.env.CURSOR_RESUME_RUNTIME_DIR!).mode & 0o777).toString(8), '700');
   });
 
-  test("another user's socket in its place is never spoken to", async (t) => {
-    if (process.getuid?.() !== 0) {
-      t.skip('needs root to hand a socket to another uid');
-      return;
-    }
+  test("another user's socket in its place is never spoken to", async () => {
     const c = await started();
     await runCli(['helper', 'stop'], { env: c.env });
+    await waitFor('the stopped helper to exit', () => helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!).length === 0);
     const socket = socketOf(c.env);
     const foreign = await fakeHelper(socket, () => hello());
-    fs.chownSync(socket, 12345, 12345);
+    // The socket is ours; the launcher is told we are uid 4242, so it stands for another user's (any user can run this).
     try {
-      const { stderr } = await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh', VERBOSE);
-      assert.match(stderr, /owned by uid 12345, not by you/);
-      assert.equal(c.lastTrace().reason, 'no-cache');
+      for (const start of [true, false]) {
+        const result = await connectHelper({ start, env: c.env, owners: { socket: 4242 } });
+        if (result.ok) result.client.close();
+        assert.equal(!result.ok && result.code, 'unavailable');
+        assert.match(!result.ok ? result.reason : '', new RegExp(`refusing the helper socket ${socket}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`));
+      }
       assert.equal(foreign.connections(), 0, 'not one connection to it');
-      const status = await runCli(['helper', 'status'], { env: c.env });
-      assert.equal(status.code, 1);
-      assert.match(status.stderr, /owned by uid 12345/);
       assert.ok(fs.existsSync(socket), 'and it is not ours to delete');
+      assert.deepEqual(helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!), [], 'no helper started beside it');
     } finally {
       await new Promise((resolve) => foreign.server.close(resolve));
     }

@@ -11,11 +11,12 @@ import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
 import { connectHelper, stopHelper } from '../../src/helper/launcher.js';
-import { ensureRuntimeDir, runtimePaths } from '../../src/helper/paths.js';
+import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
-import { BIN, ROOT, sandboxEnv, tempDir } from '../support/cli.js';
+import { BIN, ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
+import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
@@ -330,19 +331,14 @@ test('a symlinked, foreign-owned or non-directory runtime dir is refused with a 
   assert.match(file.stderr, /not a directory/);
   fs.unlinkSync(w.dir);
 
-  // We run as root here: a directory chowned to someone else stands for a foreign one.
+  // A folder of someone else's: ours, checked as if we were uid 4242 (any user can run this).
   fs.mkdirSync(w.dir, { mode: 0o700 });
-  fs.chownSync(w.dir, 12345, 12345);
-  const foreign = await helperCli(['start'], w.env);
-  assert.equal(foreign.code, 1);
-  assert.match(foreign.stderr, /owned by uid 12345/);
-  const launched = await connectHelper({ start: true, env: w.env, serverScript: SERVER });
+  const launched = await connectHelper({ start: true, env: w.env, serverScript: SERVER, owners: { dir: 4242 } });
   assert.equal(!launched.ok && launched.code, 'bad-runtime-dir');
-  assert.equal(fs.readdirSync(w.dir).length, 0);
-
-  // And the owner check against an injected uid.
-  const mine = tempDir('cr-mine-');
-  assert.throws(() => ensureRuntimeDir(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: mine }), { uid: 4242 }), /owned by uid \d+, not by you \(uid 4242\)/);
+  assert.match(!launched.ok ? launched.reason : '', new RegExp(`refusing the helper runtime dir ${w.dir}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`));
+  assert.deepEqual(fs.readdirSync(w.dir), [], 'nothing was created in it');
+  const looked = await connectHelper({ start: false, env: w.env, serverScript: SERVER, owners: { dir: 4242 } });
+  assert.equal(!looked.ok && looked.code, 'bad-runtime-dir');
 });
 
 test('a socket path over the Unix limit is explained, naming the variable to set', async (t) => {
@@ -655,4 +651,187 @@ test('no message text can reach the helper: text fields and non-hex digests are 
   );
   assert.equal((await client.stats()).entries, 0);
   client.close();
+});
+
+// ---- where it lives, how it runs ----------------------------------------------------------
+
+/** The world's environment with the runtime dir left to the defaults, and its helper stopped afterwards. */
+function defaultsWorld(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...env } = sandboxEnv(extra);
+  return env;
+}
+
+async function stopAt(dir: string): Promise<void> {
+  await stopHelper({ env: { CURSOR_RESUME_RUNTIME_DIR: dir } }).catch(() => undefined);
+  for (const pid of helperPids(dir)) process.kill(pid, 'SIGKILL');
+}
+
+test('the default runtime dir: $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid> (a relative XDG_RUNTIME_DIR is ignored)', async (t) => {
+  const xdg = tempDir('cr-xdg-');
+  const tmp = tempDir('cr-tmp-');
+  const uid = process.getuid!();
+  t.after(() => Promise.all([stopAt(path.join(xdg, 'cursor-resume')), stopAt(path.join(tmp, `cursor-resume-${uid}`))]));
+  const cases: [NodeJS.ProcessEnv, string][] = [
+    [{ XDG_RUNTIME_DIR: xdg, TMPDIR: tmp }, path.join(xdg, 'cursor-resume', 'helper.sock')],
+    [{ XDG_RUNTIME_DIR: '', TMPDIR: tmp }, path.join(tmp, `cursor-resume-${uid}`, 'helper.sock')],
+    [{ XDG_RUNTIME_DIR: 'relative/xdg', TMPDIR: tmp }, path.join(tmp, `cursor-resume-${uid}`, 'helper.sock')],
+  ];
+  for (const [extra, socket] of cases) {
+    const start = await helperCli(['start', '--json'], defaultsWorld(extra));
+    assert.equal(start.code, 0, start.stderr);
+    assert.equal(JSON.parse(start.stdout).socketPath, socket, JSON.stringify(extra));
+    assert.ok(fs.statSync(socket).isSocket());
+  }
+});
+
+test('a relative TMPDIR: the run and the helper it starts use one socket, under the working directory', async (t) => {
+  const cwd = tempDir('cr-cwd-');
+  const dir = path.join(cwd, 'reltmp', `cursor-resume-${process.getuid!()}`);
+  t.after(() => stopAt(dir));
+  const env = defaultsWorld({ XDG_RUNTIME_DIR: '', TMPDIR: 'reltmp', CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(env);
+  const send = async (text: string) => {
+    c.messages.push({ role: 'user', content: text });
+    const r = await runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: c.env, cwd });
+    assert.equal(r.code, 0, r.stderr);
+    c.messages.push({ role: 'assistant', content: resultOf(r.stdout).result });
+    return r;
+  };
+  const first = await send('remember: alpha');
+  assert.match(first.stderr, /recorded chat/);
+  assert.ok(fs.statSync(path.join(dir, 'helper.sock')).isSocket());
+  await send('remember: beta');
+  assert.equal(c.lastTrace().reason, 'delta', 'the second turn found what the first recorded');
+  assert.equal(helperPids(dir).length, 1);
+});
+
+test('a relative CURSOR_RESUME_RUNTIME_DIR is refused at once, naming it, and no helper starts anywhere', async (t) => {
+  const cwd = tempDir('cr-cwd-');
+  const name = `cr-rel-${process.pid}`;
+  const w = world(t, { CURSOR_RESUME_RUNTIME_DIR: name });
+  const start = await run(process.execPath, [BIN, 'helper', 'start'], w.env, cwd);
+  assert.equal(start.code, 1);
+  assert.match(start.stderr, new RegExp(`CURSOR_RESUME_RUNTIME_DIR is "${name}", a relative path; set it to an absolute one`));
+  assert.equal(fs.existsSync(path.join(cwd, name)), false);
+  assert.equal(fs.existsSync(path.join('/', name)), false);
+});
+
+test('a started helper that exits at once with nothing answering fails the start without waiting for the deadline', async (t) => {
+  const w = world(t);
+  const quitter = path.join(tempDir(), 'quitter.cjs');
+  fs.writeFileSync(quitter, 'process.exit(0);\n');
+  const result = await connectHelper({ start: true, env: w.env, serverScript: quitter });
+  assert.equal(!result.ok && result.code, 'start-failed');
+  assert.match(!result.ok ? result.reason : '', /found another helper answering, yet none answers now/);
+});
+
+test('the helper runs detached (its own session, stdio on /dev/null) and keeps none of the caller\'s environment', async (t) => {
+  const w = world(t, { CURSOR_API_KEY: 'sk-SECRET-123', OPENAI_API_KEY: 'sk-other', CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '60000' });
+  const c = new Conversation(w.env);
+  assert.equal((await c.turn('remember: alpha')).code, 0);
+  const [pid] = helperPids(w.dir);
+  assert.ok(pid !== undefined, 'a run started a helper');
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const [, , , session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  assert.equal(Number(session), pid, 'it leads its own session (setsid)');
+  for (const fd of [0, 1, 2]) assert.equal(fs.readlinkSync(`/proc/${pid}/fd/${fd}`), '/dev/null', `fd ${fd}`);
+  const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
+  assert.ok(!environ.join('\n').includes('sk-'), 'no credential in its environment');
+  assert.deepEqual(
+    environ.map((e) => e.slice(0, e.indexOf('='))).sort(),
+    ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_RUNTIME_DIR', 'CURSOR_RESUME_TTL_MS'],
+  );
+});
+
+// ---- what a run, a dry run and inspect do to the helper ----------------------------------------
+
+/** Sends the conversation's transcript with `args`; a turn that ran adds cursor's reply. */
+async function sendWith(c: Conversation, args: string[], env: NodeJS.ProcessEnv = c.env) {
+  const r = await runCli(args, { input: c.body(), env });
+  assert.equal(r.code, 0, r.stderr);
+  return r;
+}
+
+test('a first turn that outlives the helper is still recorded: the record finds none and starts it again', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '100', CURSOR_RESUME_CONNECTION_IDLE_MS: '100' });
+  const c = new Conversation(w.env);
+  c.messages.push({ role: 'user', content: 'remember: alpha' });
+  const turn = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=400' } });
+  await waitFor('the run to start a helper', () => helperPids(w.dir).length === 1);
+  const [first] = helperPids(w.dir);
+  // The turn holds no lease: the helper closes its connection, finds itself idle and exits.
+  await waitFor('that helper to exit while the turn runs', () => !alive(first!), 10_000);
+  const r = await turn;
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /failed on record/);
+  assert.match(r.stderr, /recorded chat/);
+  const status = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
+  assert.notEqual(status.pid, first);
+  assert.equal(status.entries, 1);
+  c.messages.push({ role: 'assistant', content: resultOf(r.stdout).result });
+  c.messages.push({ role: 'user', content: 'remember: beta' });
+  await sendWith(c, STREAM_ARGS);
+  assert.equal(c.lastTrace().reason, 'delta');
+});
+
+test('a dry run and inspect --transcript change nothing: no use counted, the least recently used still goes first', async (t) => {
+  for (const how of ['--dry-run', 'inspect'] as const) {
+    const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_MAX_ENTRIES: '2' });
+    const [a, b, c] = [new Conversation(w.env), new Conversation(w.env), new Conversation(w.env)];
+    for (const [conv, fact] of [[a, 'alpha'], [b, 'beta']] as const) assert.equal((await conv.turn(`remember: ${fact}`)).code, 0);
+    a.messages.push({ role: 'user', content: 'remember: gamma' });
+    if (how === '--dry-run') {
+      assert.equal(JSON.parse((await sendWith(a, ['--dry-run', ...STREAM_ARGS])).stdout).decision, 'resume-delta');
+    } else {
+      const file = path.join(tempDir(), 'a.json');
+      fs.writeFileSync(file, a.body());
+      const r = await run(process.execPath, [BIN, 'inspect', '--transcript', file, '--json'], a.env);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).decision.decision, 'resume-delta');
+    }
+    assert.equal((await c.turn('remember: delta')).code, 0);
+    const kept = JSON.parse((await run(process.execPath, [BIN, 'inspect', '--json'], w.env)).stdout).entries as Array<{ workspace: string }>;
+    assert.deepEqual(kept.map((e) => e.workspace).sort(), [b.workspace, c.workspace].sort(), `${how}: A, used least recently, was evicted, not B`);
+  }
+});
+
+test('config set ttlMinutes / maxEntries reach a running helper: its limits are lowered, and entries go accordingly', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
+  assert.equal((await a.turn('remember: alpha')).code, 0);
+  assert.equal((await b.turn('remember: beta')).code, 0);
+  const limits = async () => (JSON.parse((await run(process.execPath, [BIN, 'inspect', '--json'], w.env)).stdout) as { limits: object; entries: unknown[] });
+  assert.deepEqual((await limits()).limits, { ttlMs: 3_600_000, maxEntries: 64 });
+
+  for (const [name, value] of [['ttlMinutes', '1'], ['maxEntries', '1']]) {
+    const set = await run(process.execPath, [BIN, 'config', 'set', name!, value!], w.env);
+    assert.equal(set.code, 0, set.stderr);
+  }
+  const seen = await limits();
+  assert.deepEqual(seen.limits, { ttlMs: 60_000, maxEntries: 1 }, 'the running helper took the lower limits');
+  assert.equal(seen.entries.length, 1, 'the surplus entry went, least recently used first');
+  const status = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
+  assert.deepEqual([status.limits.ttlMs, status.limits.maxEntries], [60_000, 1]);
+
+  // A lifetime lowered below a chat's age expires it at once (here through the environment, which also only lowers).
+  b.messages.push({ role: 'user', content: 'remember: gamma' });
+  await sleep(50);
+  await sendWith(b, STREAM_ARGS, { ...b.env, CURSOR_RESUME_TTL_MS: '10' });
+  assert.equal(b.lastTrace().reason, 'expired');
+});
+
+test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and what to do', async (t) => {
+  const w = world(t);
+  const start = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
+  process.kill(start.pid, 'SIGSTOP');
+  try {
+    for (const args of [['helper', 'stop'], ['helper', 'status'], ['inspect']]) {
+      const r = await run(process.execPath, [BIN, ...args], w.env);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.ok(r.stderr.includes(w.socket), `${args.join(' ')} names the socket: ${r.stderr}`);
+      assert.match(r.stderr, /is stopped or stuck\. `cursor-resume helper start` replaces it/, args.join(' '));
+    }
+  } finally {
+    process.kill(start.pid, 'SIGCONT');
+  }
 });

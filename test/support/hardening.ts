@@ -179,7 +179,6 @@ export function openFds(pid: number): number {
   return readdirSync(`/proc/${pid}/fd`).length;
 }
 
-/** Stops every helper of these worlds: politely, then by pid (only helpers of those runtime dirs). */
 /**
  * Private worlds for one test file, resume on: their helpers are stopped (killed if
  * they will not stop) when the file's tests end; cli.ts removes their folders at exit.
@@ -194,6 +193,7 @@ export function worlds(): (extra?: NodeJS.ProcessEnv) => NodeJS.ProcessEnv {
   };
 }
 
+/** Stops every helper of these worlds: politely, then by pid (only helpers of those runtime dirs). */
 export async function stopHelpers(envs: ReadonlyArray<NodeJS.ProcessEnv>): Promise<void> {
   await Promise.all(envs.map((env) => runCli(['helper', 'stop'], { env }).catch(() => undefined)));
   for (const env of envs) {

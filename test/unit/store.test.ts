@@ -286,3 +286,53 @@ describe('evict', () => {
     assert.equal(!recordAfter.recorded && recordAfter.reason, 'gone');
   });
 });
+
+describe('peek: a lookup that changes nothing', () => {
+  test('shows what lookup shows, without counting as a use', () => {
+    const { store } = clocked({ maxEntries: 2 });
+    recorded(store, rec({ chatId: 'one' }));
+    recorded(store, rec({ anchor: B, chatId: 'two' }));
+    assert.deepEqual(store.peek(A), store.lookup(A).map((b) => ({ ...b })));
+    store.lookup(B); // two is now the more recent
+    assert.deepEqual(store.peek(A).map((b) => b.chatId), ['one']);
+    recorded(store, rec({ chatId: 'three' }));
+    assert.deepEqual(new Set(store.list().map((b) => b.chatId)), new Set(['three', 'two']), 'one went first: peek did not make it recent');
+  });
+
+  test('an expired branch is shown with no time left and kept for the next lookup to report', () => {
+    const { store, clock } = clocked({ ttlMs: 100 });
+    recorded(store, rec());
+    clock.now += 150;
+    for (let i = 0; i < 2; i++) {
+      const [seen] = store.peek(A);
+      assert.ok(seen && seen.ttlLeftMs <= 0);
+    }
+    assert.ok(store.lookup(A)[0]!.ttlLeftMs <= 0, 'lookup still finds it expired, once');
+    assert.deepEqual(store.lookup(A), []);
+  });
+});
+
+describe('lower: limits lowered on a running store', () => {
+  test('never raises; a shorter life expires older branches, a lower count evicts the least recently used', () => {
+    const { store, clock } = clocked();
+    recorded(store, rec({ chatId: 'old' }));
+    clock.now += 2000;
+    recorded(store, rec({ chatId: 'mid' }));
+    recorded(store, rec({ anchor: B, chatId: 'new' }));
+    const leased = store.lookup(B)[0]!;
+    assert.ok(store.lease(B, 'new', leased.version, 'holder').granted);
+    assert.deepEqual(store.lower({ ttlMs: 10 * MAX_TTL_MS, maxEntries: 1000 }), { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+
+    assert.deepEqual(store.lower({ ttlMs: 1000 }), { ttlMs: 1000, maxEntries: MAX_ENTRIES });
+    const [mid, old] = store.lookup(A);
+    assert.deepEqual([mid!.chatId, mid!.ttlLeftMs], ['mid', 1000], 'a branch keeps its age');
+    assert.ok(old!.chatId === 'old' && old!.ttlLeftMs <= 0, 'one older than the new life has expired');
+    assert.equal(store.lookup(B)[0]!.leased, true, 'a lease survives');
+
+    recorded(store, rec({ chatId: 'mid', baseVersion: mid!.version }));
+    assert.deepEqual(store.lower({ maxEntries: 1 }), { ttlMs: 1000, maxEntries: 1 });
+    assert.deepEqual(store.list().map((b) => b.chatId), ['mid'], 'the least recently used went');
+    assert.deepEqual(store.lookup(B), []);
+    assert.equal(store.stats().maxEntries, 1);
+  });
+});
