@@ -101,15 +101,16 @@ export class BranchStore {
     this.#cache = this.#newCache(this.limits);
   }
 
+  /** The clock expiry runs on; lru-cache treats a start time of 0 as "no TTL", so an injected clock is kept off 0. */
+  readonly #monotonic = (): number => (this.#clock ? this.#clock() + 1 : performance.now());
+
   #newCache(limits: Limits): LRUCache<string, Stored> {
-    const clock = this.#clock;
     return new LRUCache<string, Stored>({
       max: limits.maxEntries,
       ttl: limits.ttlMs,
       // No cached "now": it would need a timer, and an injected clock must be read every time.
       ttlResolution: 0,
-      // lru-cache treats a start time of 0 as "no TTL"; keep an injected clock off 0.
-      ...(clock ? { perf: { now: () => clock() + 1 } } : {}),
+      perf: { now: this.#monotonic },
       dispose: (value, key, reason) => {
         // 'set' replaces the value under the same key: the branch stays.
         if (reason !== 'set') this.#forget(value.anchor, value.chatId, key);
@@ -161,11 +162,17 @@ export class BranchStore {
     const asked = clampLimits(requested);
     const next = { ttlMs: Math.min(asked.ttlMs, this.limits.ttlMs), maxEntries: Math.min(asked.maxEntries, this.limits.maxEntries) };
     if (next.ttlMs === this.limits.ttlMs && next.maxEntries === this.limits.maxEntries) return this.limits;
-    // Least recently used first, each with its start time: loading them in that order keeps recency and age.
-    const entries = this.#cache.dump().map(([key, entry]) => [key, { ...entry, ttl: next.ttlMs }] as [string, typeof entry]);
-    this.limits = next;
+    // Set least recently used first, each started as long ago as it was: that keeps recency and age. Ages come
+    // from the cache's own monotonic clock (dump/load would go through Date.now, and move with the wall clock).
+    const before = this.#cache;
+    const entries = before.dump();
+    const now = this.#monotonic();
     this.#cache = this.#newCache(next);
-    this.#cache.load(entries);
+    for (const [key, { value }] of entries) {
+      const age = this.limits.ttlMs - before.getRemainingTTL(key);
+      this.#cache.set(key, value, { start: now - age });
+    }
+    this.limits = next;
     return this.limits;
   }
 
