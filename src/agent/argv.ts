@@ -16,6 +16,8 @@ const VALUE_FLAGS = new Set([
   '--endpoint',
 ]);
 
+const OUTPUT_FORMATS = new Set(['text', 'json', 'stream-json']);
+
 export const AGENT_SUBCOMMANDS = new Set([
   'login', 'logout', 'status', 'whoami', 'about', 'models', 'mcp', 'update', 'ls', 'resume', 'create-chat',
   'generate-rule', 'rule', 'install-shell-integration', 'uninstall-shell-integration', 'sandbox', 'worker', 'acp', 'help',
@@ -94,7 +96,11 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
       out.agentArgs.push(name, value);
       if (name === '--model') out.model = value;
       else if (name === '--workspace') out.workspace = value;
-      else if (name === '--output-format') out.outputFormat = value;
+      else if (name === '--output-format') {
+        // We may run stream-json in its place and print the caller's format ourselves: only a format we can print.
+        if (!OUTPUT_FORMATS.has(value)) throw new UsageError(`--output-format must be text, json or stream-json, not ${JSON.stringify(value)}`);
+        out.outputFormat = value;
+      }
       continue;
     }
     if (name === '--resume') {

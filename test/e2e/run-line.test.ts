@@ -112,6 +112,17 @@ describe('--dry-run runs nothing', { concurrency: true }, () => {
   });
 });
 
+describe('the output format', () => {
+  test('an output format we could not print: exit 2 before anything runs', async () => {
+    const log = join(tempDir(), 'agent.log');
+    const r = await runCli(['--print', '--output-format', 'xml'], { input: body, env: sandboxEnv({ CURSOR_STAND_IN_LOG: log, CURSOR_ACP_SESSION_RESUME: '1' }) });
+    assert.equal(r.code, 2);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, 'cursor-resume: --output-format must be text, json or stream-json, not "xml"\n');
+    assert.deepEqual(readLog(log), [], 'cursor-agent never ran');
+  });
+});
+
 describe('a turn that needs no cache never connects to the helper', { concurrency: true }, () => {
   test('plain text and a bad transcript; a structured turn does (the probe sees it)', async () => {
     const env = world();
