@@ -14,7 +14,7 @@ import { bigTranscript } from './lib/big-transcript.js';
 import { STREAM_ARGS } from './lib/conversation.js';
 import type { BenchOutcome, Row } from './lib/report.js';
 import { formatBytes, median, round } from './lib/stats.js';
-import { ROOT, Sandbox, expectOk, runCli, runProcess, type Snapshot } from './lib/world.js';
+import { ROOT, Sandbox, expectOk, runProcess, type Snapshot } from './lib/world.js';
 
 interface WorkerResult {
   messages: number;

@@ -14,11 +14,9 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
 import { connectHelper } from '../../src/helper/launcher.js';
-import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
-import { VERSION } from '../../src/version.js';
 import { runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { alive, entries, factsOf, helperPids, openFds, spawnCli, waitFor, worlds } from '../support/hardening.js';
+import { alive, entries, factsOf, fakeHelper, hello, helperPids, openFds, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
@@ -54,29 +52,6 @@ async function turnKnows(c: Conversation, text: string, facts: string[], expecte
   return { stderr: t.stderr, resumed };
 }
 
-/** A listener of our own at `socketPath` that records what reaches it and answers as `reply` says (undefined: stall). */
-function fakeHelper(socketPath: string, reply: (request: { id: number; op: string }) => object | undefined | 'close'): Promise<{ server: net.Server; ops: string[]; connections: () => number }> {
-  const ops: string[] = [];
-  let connections = 0;
-  const server = net.createServer((socket) => {
-    connections++;
-    let buffer = '';
-    socket.on('error', () => {});
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString();
-      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
-        const request = JSON.parse(buffer.slice(0, nl)) as { id: number; op: string };
-        buffer = buffer.slice(nl + 1);
-        ops.push(request.op);
-        const answer = reply(request);
-        if (answer === 'close') socket.destroy();
-        else if (answer !== undefined) socket.write(`${JSON.stringify({ id: request.id, ok: true, ...answer })}\n`);
-      }
-    });
-  });
-  return new Promise((resolve) => server.listen(socketPath, () => resolve({ server, ops, connections: () => connections })));
-}
-const hello = (version = VERSION, protocol = PROTOCOL_VERSION) => ({ protocol, version, pid: process.pid, limits: {} });
 
 describe('the helper dies or stalls in the middle of a turn', () => {
   test('killed (SIGKILL) while cursor-agent streams: the turn ends as cursor-agent\'s and is recorded with a new helper, which the next turn resumes', async () => {

@@ -8,10 +8,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { HelperClient } from '../../src/helper/client.js';
-import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
-import { BIN, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
+import { BIN, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 import { Conversation, readLog, STREAM_ARGS } from '../support/conversation.js';
-import { worlds } from '../support/hardening.js';
+import { fakeHelper, hello, worlds } from '../support/hardening.js';
 
 const world = worlds();
 
@@ -26,43 +25,11 @@ async function warm(): Promise<{ c: Conversation; next: string }> {
   return { c, next: c.body() };
 }
 
-/** The binary with its stdin written only after `delayMs` (a caller slow to send the transcript). */
-function runLate(args: string[], input: string, env: NodeJS.ProcessEnv, delayMs: number): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    setTimeout(() => child.stdin.end(input), delayMs);
-  });
-}
-
 /** A listener of ours at the run's helper socket: counts connections and answers hello as `version` (or never). */
-function listener(env: NodeJS.ProcessEnv, version?: string): Promise<{ server: net.Server; ops: string[]; connections: () => number }> {
+function listener(env: NodeJS.ProcessEnv, version?: string): ReturnType<typeof fakeHelper> {
   const dir = env.CURSOR_RESUME_RUNTIME_DIR!;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const ops: string[] = [];
-  let connections = 0;
-  const server = net.createServer((socket) => {
-    connections++;
-    let buffer = '';
-    socket.on('error', () => {});
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString();
-      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
-        const request = JSON.parse(buffer.slice(0, nl)) as { id: number; op: string };
-        buffer = buffer.slice(nl + 1);
-        ops.push(request.op);
-        if (request.op === 'hello' && version !== undefined) {
-          socket.write(`${JSON.stringify({ id: request.id, ok: true, protocol: PROTOCOL_VERSION, version, pid: process.pid, limits: {} })}\n`);
-        }
-      }
-    });
-  });
-  return new Promise((resolve) => server.listen(join(dir, 'helper.sock'), () => resolve({ server, ops, connections: () => connections })));
+  return fakeHelper(join(dir, 'helper.sock'), (r) => (r.op === 'hello' && version !== undefined ? hello(version) : undefined));
 }
 
 const closed = (server: net.Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
@@ -81,7 +48,7 @@ describe('--dry-run runs nothing', { concurrency: true }, () => {
 
   test('a transcript that comes late still finds the warm helper', async () => {
     const { c, next } = await warm();
-    const plan = JSON.parse((await runLate(['--dry-run', ...STREAM_ARGS], next, c.env, 500)).stdout);
+    const plan = JSON.parse((await runCli(['--dry-run', ...STREAM_ARGS], { input: next, env: c.env, delayMs: 500 })).stdout);
     assert.deepEqual([plan.decision, plan.reason], ['resume-delta', 'delta']);
   });
 

@@ -45,7 +45,7 @@ export function sandboxEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv & {
 
 export function runCli(
   args: string[],
-  options: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  options: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; /** Write stdin only after this long (a slow caller). */ delayMs?: number } = {},
 ): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
@@ -62,6 +62,7 @@ export function runCli(
     child.stdin.on('error', () => {
       /* the program may stop reading early (oversized input): that is what some tests check */
     });
-    child.stdin.end(options.input ?? '');
+    if (options.delayMs === undefined) child.stdin.end(options.input ?? '');
+    else setTimeout(() => child.stdin.end(options.input ?? ''), options.delayMs);
   });
 }

@@ -5,9 +5,12 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
+import { VERSION } from '../../src/version.js';
 import { BIN, STAND_IN, runCli, sandboxEnv, tempDir } from './cli.js';
 
 export interface MeasuredRun {
@@ -241,3 +244,28 @@ export function killGroup(pid: number | undefined): void {
     // nothing left
   }
 }
+
+/** A listener of our own at `socketPath` that records what reaches it and answers as `reply` says (undefined: stall). */
+export function fakeHelper(socketPath: string, reply: (request: { id: number; op: string }) => object | undefined | 'close'): Promise<{ server: net.Server; ops: string[]; connections: () => number }> {
+  const ops: string[] = [];
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections++;
+    let buffer = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString();
+      for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
+        const request = JSON.parse(buffer.slice(0, nl)) as { id: number; op: string };
+        buffer = buffer.slice(nl + 1);
+        ops.push(request.op);
+        const answer = reply(request);
+        if (answer === 'close') socket.destroy();
+        else if (answer !== undefined) socket.write(`${JSON.stringify({ id: request.id, ok: true, ...answer })}\n`);
+      }
+    });
+  });
+  return new Promise((resolve) => server.listen(socketPath, () => resolve({ server, ops, connections: () => connections })));
+}
+/** A hello reply of a helper of `version` (ours by default). */
+export const hello = (version = VERSION, protocol = PROTOCOL_VERSION) => ({ protocol, version, pid: process.pid, limits: {} });
