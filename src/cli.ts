@@ -10,7 +10,8 @@ export const EXIT_USAGE = 2;
 
 async function main(argv: string[]): Promise<number> {
   const first = argv[0];
-  if (first !== undefined && OUR_COMMANDS.has(first)) {
+  // --version is cursor-agent's; ours has a name of its own.
+  if (first !== undefined && (OUR_COMMANDS.has(first) || first === '--our-version')) {
     const { runProgram } = await import('./program.js');
     return runProgram(argv);
   }

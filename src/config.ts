@@ -60,7 +60,7 @@ export const SETTINGS = {
     schema: z.enum(['fresh', 'resume-full'], 'must be fresh or resume-full'),
     default: 'fresh' as 'fresh' | 'resume-full',
     env: undefined,
-    help: 'when new messages cannot be sent as text (an image, a file): start a fresh chat, or resume with the full prompt',
+    help: 'when new messages cannot be sent faithfully as text (an image, a file, a new system message, ...): start a fresh chat, or resume with the full prompt',
   },
   ttlMinutes: {
     schema: seedLimit(SEED_TTL_MINUTES),
@@ -78,7 +78,7 @@ export const SETTINGS = {
     schema: z.boolean('must be true or false'),
     default: false,
     env: 'CURSOR_RESUME_VERBOSE',
-    help: 'print each decision and every reason the cache was not used to stderr',
+    help: 'print each decision and its reason, and why the helper could not be used, to stderr',
   },
   trace: {
     schema: z.string('must be a string'),

@@ -3,7 +3,7 @@
 // cache limits, which the config file may lower but a lower value already in the
 // environment (tests) still wins. The faces (inspect, evict, helper) use this so
 // they look where a run looks.
-import { ConfigError, resolveSettings, type Settings } from './config.js';
+import { ConfigError, resolveRunSettings, type Settings } from './config.js';
 
 export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const out = { ...env };
@@ -21,14 +21,21 @@ function lowest(given: string | undefined, setting: number): number {
 
 /**
  * The helper environment for commands that only find, stop or read the helper
- * (helper, inspect, evict): a config file runs would refuse must not keep a
- * person from stopping or looking at the helper, so it is then left out.
+ * (helper, inspect, evict): a bad setting must not keep a person from stopping or
+ * looking at the helper, so it is ignored as a run ignores it, and said on stderr.
  */
 export function findingEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const warn = (line: string): void => {
+    process.stderr.write(`cursor-resume: ${line}\n`);
+  };
   try {
-    return helperEnv(resolveSettings(env, {}).settings, env);
+    const { settings, ignored } = resolveRunSettings(env, {});
+    for (const line of ignored) warn(line);
+    return helperEnv(settings, env);
   } catch (error) {
-    if (error instanceof ConfigError) return env;
-    throw error;
+    // Only an unusable agent setting or config file gets here: neither says where the helper is.
+    if (!(error instanceof ConfigError)) throw error;
+    warn(`ignoring the config file: ${error.message}`);
+    return env;
   }
 }

@@ -62,8 +62,9 @@ cache holds hashes, IDs, counts and times, never message text.
 With --transcript: the decision a run would make for that transcript, step by step: resume on or off
 and why, side call or not, the anchor and what went into it, the branches found (looked up through a
 running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
-against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
-(its lookup leaves the entries' order and expiry as they were). Set CURSOR_ACP_SESSION_RESUME as the
+against the full prompt, and the decision with its reason code. Runs nothing; its lookup leaves the
+entries' order and expiry as they were (a helper's limits are lowered to what the settings ask, as by
+every command that reaches it). Set CURSOR_ACP_SESSION_RESUME as the
 run you are explaining has it.
 
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with

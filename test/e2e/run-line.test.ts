@@ -8,6 +8,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { HelperClient } from '../../src/helper/client.js';
+import { VERSION } from '../../src/version.js';
 import { BIN, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 import { Conversation, readLog, STREAM_ARGS } from '../support/conversation.js';
 import { fakeHelper, hello, worlds } from '../support/hardening.js';
@@ -122,6 +123,14 @@ describe('help', { concurrency: true }, () => {
     assert.match((await runCli(['--print', '-h'])).stdout, /^Usage: cursor-resume /);
   });
 
+  test('--our-version is ours, --version is cursor-agent\'s', async () => {
+    const ours = await runCli(['--our-version']);
+    assert.deepEqual([ours.code, ours.stdout, ours.stderr], [0, `${VERSION}\n`, '']);
+    const theirs = await runCli(['--version']);
+    assert.equal(theirs.code, 0, theirs.stderr);
+    assert.notEqual(theirs.stdout, ours.stdout);
+  });
+
   test('our help lists no `help` command: `help` is cursor-agent\'s', async () => {
     const ours = await runCli(['--help']);
     assert.doesNotMatch(ours.stdout, /^\s+help \[command\]/m);
@@ -205,6 +214,23 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
     assert.equal(broken.code, 2);
     assert.match(broken.stderr, /config\.json is not valid JSON/);
     assert.equal(readLog(env.CURSOR_STAND_IN_LOG!).length, 1, 'only the first status ran');
+  });
+});
+
+describe('our commands that find the helper and a bad setting', { concurrency: true }, () => {
+  test('inspect, evict and helper say what they ignore and keep the good values', async () => {
+    const env = sandboxEnv();
+    const elsewhere = join(tempDir(), 'run');
+    const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...fileDecides } = env;
+    mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
+    writeFileSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json'), JSON.stringify({ ttlMinutes: 999, runtimeDir: elsewhere }));
+    for (const args of [['helper', 'start'], ['inspect'], ['evict', '--all'], ['helper', 'stop']]) {
+      const r = await runCli(args, { env: fileDecides });
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /^cursor-resume: ignoring ttlMinutes \(in .*config\.json\): must be at most 60/m, args.join(' '));
+      if (args[1] === 'start') assert.ok(existsSync(join(elsewhere, 'helper.sock')), 'the helper was started where the file says');
+    }
+    assert.equal(existsSync(join(elsewhere, 'helper.sock')), false, 'and stopped there');
   });
 });
 
