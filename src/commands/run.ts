@@ -135,7 +135,8 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     if (run.spawnError) {
       const { code, kind, message } = notFoundMessage(settings.agent, run.spawnError);
       process.stderr.write(`cursor-resume: ${message}\n`);
-      await quietly(say, 'release', () => client?.release('error', 'ok'));
+      // Only a resumed chat was leased; cursor-agent never ran, so its history is as it was.
+      if (plan.decision !== 'fresh') await quietly(say, 'release', () => client?.release('error', 'ok'));
       writeTrace(settings, plan, { exit: code, failure: kind, retried, started });
       return code;
     }

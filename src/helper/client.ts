@@ -51,10 +51,10 @@ export interface ClientOptions {
 
 /**
  * Ops sent once more on a new connection when the first one closed or the helper was
- * gone: a record is compare-and-set and a release of a lease the helper already let go
- * of ends nothing, so neither is ever applied twice.
+ * gone: a record is compare-and-set, so it is never applied twice. A release is not:
+ * a lease belongs to its connection, and the helper ends it when that closes.
  */
-const RESENT: ReadonlySet<Op> = new Set(['record', 'release']);
+const RESENT: ReadonlySet<Op> = new Set(['record']);
 
 interface Pending {
   op: Op;

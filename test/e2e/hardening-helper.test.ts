@@ -72,6 +72,21 @@ describe('the helper dies or stalls in the middle of a turn', () => {
     assert.notEqual(await onlyHelper(c.env), pid);
   });
 
+  test('killed while a turn fails: nothing to record, so no new helper is started just to hear a release', async () => {
+    const c = await started();
+    const pid = await onlyHelper(c.env);
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'slow=150,is-error' });
+    run.stdin!.end(c.body());
+    await new Promise((resolve) => run.stdout!.once('data', resolve));
+    process.kill(pid, 'SIGKILL');
+    const end = await run.closed;
+    assert.equal(end.code, 0, `cursor-agent's own status (an error result on exit 0): ${run.output.stderr}`);
+    assert.match(run.output.stdout, /"is_error":true/);
+    await waitFor('the killed helper gone', () => !alive(pid));
+    assert.deepEqual(helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!), [], 'no helper was started again for the release');
+  });
+
   test('stalled (SIGSTOP): the run replaces it and goes on; the stalled one exits once it runs again', async () => {
     const c = await started();
     const stalled = await onlyHelper(c.env);
