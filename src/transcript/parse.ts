@@ -39,8 +39,8 @@ function parseText(text: string, raw: Uint8Array | undefined): Conversation {
   }
   const isArray = trimmed[0] === '[';
   // An array that does not end in "]" is no JSON, and is never parsed: that could cost more than its text.
-  if (isArray ? trimmed.trimEnd().endsWith(']') : JSON_SCALAR.test(trimmed)) {
-    if (isArray) checkJsonSize(trimmed);
+  // Text too big or too deep to parse cheaply is no transcript either way: it goes on as the prompt it may be.
+  if (isArray ? trimmed.trimEnd().endsWith(']') && withinJsonSize(trimmed) : JSON_SCALAR.test(trimmed)) {
     const value = tryJson(trimmed);
     if (value !== NOT_JSON) {
       throw new TranscriptError(
@@ -53,6 +53,16 @@ function parseText(text: string, raw: Uint8Array | undefined): Conversation {
 
 function plainText(text: string, raw: Uint8Array | undefined): Conversation {
   return { shape: 'text', text, ...(raw !== undefined ? { raw } : {}), messages: [], tools: [] };
+}
+
+function withinJsonSize(text: string): boolean {
+  try {
+    checkJsonSize(text);
+    return true;
+  } catch (error) {
+    if (error instanceof TranscriptError) return false;
+    throw error;
+  }
 }
 
 const NOT_JSON = Symbol('not JSON');

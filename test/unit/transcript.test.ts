@@ -138,6 +138,8 @@ describe('input bytes: "{" opens a JSON transcript; other JSON is refused; the r
     ['a byte-order mark', Buffer.concat([BOM, Buffer.from('USER: hi')])],
     ['a "[" that opens no JSON', Buffer.from('[draft] write a haiku')],
     ['words that begin like JSON', Buffer.from('nullable fields, 42 of them')],
+    ['a "[" whose commas would count as too many JSON values', Buffer.from(`[note] ${'a,'.repeat(2_000_001)}]`)],
+    ['a "[" whose brackets would nest too deep for JSON', Buffer.from(`[note] ${'['.repeat(70)} x ${']'.repeat(70)}`)],
   ] as const) {
     test(`plain text with ${name} keeps its bytes`, () => {
       const c = parseTranscript(bytes);
