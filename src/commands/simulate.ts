@@ -24,6 +24,8 @@ import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
+import { checkJsonSize } from '../transcript/decode.js';
+import { TranscriptError } from '../transcript/errors.js';
 import type { Conversation, Message } from '../transcript/types.js';
 import { contextFor, decodeFrom, parseFrom, readSource, runLine } from '../turn-input.js';
 
@@ -155,24 +157,36 @@ async function loadTurns(files: string[]): Promise<Turn[]> {
 }
 
 /**
- * One transcript from a file with any other name. When it does not parse but holds
- * several JSON objects, one per line, the useful next step is the file's name, not
- * the JSON error.
+ * One transcript from a file with any other name. When it is no JSON because a second
+ * JSON object follows the first on the next line, the useful next step is the file's
+ * name, not the JSON error. Only its first lines are looked at, each size-checked as a
+ * transcript is: the file may be huge.
  */
 function parseOne(data: Buffer, file: string): Conversation {
   try {
     return parseFrom(data, file);
   } catch (error) {
-    const lines = data.toString('utf8').split('\n').filter((line) => line.trim() !== '');
-    if (lines.length > 1 && lines.every(isJsonObject)) {
-      throw new UsageError(`${file} looks like JSON Lines (${lines.length} JSON objects, one per line): name it .jsonl (or .ndjson) to simulate one turn per line`);
+    if (error instanceof TranscriptError && error.message.includes('not valid JSON') && startsAsJsonLines(data)) {
+      throw new UsageError(`${file} looks like JSON Lines (a JSON object per line): name it .jsonl (or .ndjson) to simulate one turn per line`);
     }
     throw error;
   }
 }
 
+function startsAsJsonLines(data: Buffer): boolean {
+  const lines: string[] = [];
+  for (let start = 0; lines.length < 2 && start < data.length; ) {
+    const end = data.indexOf(0x0a, start);
+    const line = data.toString('utf8', start, end < 0 ? data.length : end);
+    if (line.trim() !== '') lines.push(line);
+    start = end < 0 ? data.length : end + 1;
+  }
+  return lines.length === 2 && lines.every(isJsonObject);
+}
+
 function isJsonObject(text: string): boolean {
   try {
+    checkJsonSize(text);
     const value: unknown = JSON.parse(text);
     return typeof value === 'object' && value !== null && !Array.isArray(value);
   } catch {

@@ -685,10 +685,12 @@ describe('simulate', { concurrency: true }, () => {
       [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in /],
       [
         ['simulate', write(dir, 'conversation.txt', files.map((f) => readFileSync(f, 'utf8')).join('\n'))],
-        /^cursor-resume: \S+conversation\.txt looks like JSON Lines \(3 JSON objects, one per line\): name it \.jsonl \(or \.ndjson\) to simulate one turn per line\n$/,
+        /^cursor-resume: \S+conversation\.txt looks like JSON Lines \(a JSON object per line\): name it \.jsonl \(or \.ndjson\) to simulate one turn per line\n$/,
       ],
       // Not JSON Lines (the second line is not an object): the JSON error itself is the useful one.
       [['simulate', write(dir, 'two.json', `${readFileSync(files[0]!, 'utf8')}\n[1]\n`)], /^cursor-resume: \S+two\.json: not valid JSON/],
+      // Millions of tiny objects, one per line: the value limit speaks, and the hint never parses them all.
+      [['simulate', write(dir, 'many.json', '{}\n'.repeat(3_000_000))], /^cursor-resume: \S+many\.json: JSON with more than 2,000,000 values/],
     ];
     for (const [args, expected] of cases) {
       const r = await cli(args, env);
