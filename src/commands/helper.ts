@@ -36,7 +36,7 @@ Its environment (tests and advanced use):
   CURSOR_RESUME_CONNECTION_IDLE_MS  silence after which a connection holding no lease is closed
                               (default 30000, 100 to 3600000)
 The first two, like config ttlMinutes and maxEntries, only lower the limits; a running helper with
-higher ones is lowered the next time cursor-resume connects to it.
+higher ones is lowered by the next run (or helper start) that connects to it.
 
 Examples:
   cursor-resume helper status

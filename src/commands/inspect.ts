@@ -10,7 +10,7 @@ import type { Branch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { findingEnv, helperEnv } from '../helper-env.js';
 import { isSameVersion } from '../helper/client.js';
-import { probeHelper } from '../helper/launcher.js';
+import { probeHelper, underSettings } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
 import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan } from '../plan.js';
 import {
@@ -62,9 +62,9 @@ cache holds hashes, IDs, counts and times, never message text.
 With --transcript: the decision a run would make for that transcript, step by step: resume on or off
 and why, side call or not, the anchor and what went into it, the branches found (looked up through a
 running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
-against the full prompt, and the decision with its reason code. Runs nothing; its lookup leaves the
-entries' order and expiry as they were (a helper's limits are lowered to what the settings ask, as by
-every command that reaches it). Set CURSOR_ACP_SESSION_RESUME as the
+against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
+(its lookup leaves the entries' order, expiry and the helper's limits as they were), yet plans as
+the next run will: a chat older than the lifetime the settings ask for is expired. Set CURSOR_ACP_SESSION_RESUME as the
 run you are explaining has it.
 
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with
@@ -260,7 +260,8 @@ function notAsked(analysis: Analysis, callerResume: boolean): CacheView {
 
 /** The anchor's branches through a running helper of this version; starts none, as --dry-run. */
 async function lookUp(anchor: string, settings: Settings): Promise<CacheView> {
-  const probe = await probeHelper({ env: helperEnv(settings) });
+  const env = helperEnv(settings);
+  const probe = await probeHelper({ env });
   if (!probe.running) {
     // A run would start a helper (or fail to) and find nothing in it.
     if ('error' in probe) return { state: 'unreachable', note: `the helper cannot be reached: ${probe.error}`, branches: null };
@@ -275,7 +276,7 @@ async function lookUp(anchor: string, settings: Settings): Promise<CacheView> {
       };
     }
     // Read-only, unlike a run's lookup: explaining a decision must not change the next one.
-    const branches = await probe.client.peek(anchor);
+    const branches = underSettings(await probe.client.peek(anchor), probe.hello, env);
     return { state: 'running', note: `helper pid ${probe.hello.pid}: ${plural(branches.length, 'branch', 'branches')} for this anchor`, branches };
   } catch (error) {
     return { state: 'unreachable', note: `the helper did not answer the lookup: ${(error as Error).message}`, branches: null };

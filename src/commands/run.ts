@@ -10,7 +10,7 @@ import { HOLD_LIMIT, MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent
 import type { Branch, Outcome } from '../cache/types.js';
 import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
-import { connectHelper } from '../helper/launcher.js';
+import { connectHelper, underSettings } from '../helper/launcher.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type TurnContext } from '../plan.js';
 import { chatStoreSeen, contextFor, goneChats } from '../turn-input.js';
@@ -69,12 +69,14 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     branches = null;
     say('running without the cache: the runtimeDir setting is not usable (see the warning above)');
   } else if (usesCache(analysis, context)) {
-    const connected = await connectHelper({ start: !caller.dryRun, env: helperEnv(settings) });
+    const env = helperEnv(settings);
+    const connected = await connectHelper({ start: !caller.dryRun, env });
     if (connected.ok) {
       client = connected.client;
       try {
-        // A dry run changes nothing in the helper: its lookup neither counts as a use nor drops an expired branch.
-        branches = caller.dryRun ? await client.peek(analysis.anchor!) : await client.lookup(analysis.anchor!);
+        // A dry run changes nothing in the helper (its lookup neither counts as a use nor drops an expired
+        // branch, and its limits stay as they are), yet plans as the run after it will.
+        branches = caller.dryRun ? underSettings(await client.peek(analysis.anchor!), connected.server, env) : await client.lookup(analysis.anchor!);
       } catch (error) {
         say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
         client.close();

@@ -12,6 +12,7 @@ import { checkRuntimeDir, ensureRuntimeDir, runtimePaths, socketRefusal } from '
 import type { RuntimePaths } from './paths.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import type { HelloReply } from './protocol.js';
+import type { Branch } from '../cache/types.js';
 import { VERSION } from '../version.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 2000;
@@ -178,13 +179,8 @@ export async function probeHelper(options: { env?: NodeJS.ProcessEnv } & ClientO
   const found = await attempt(paths, options);
   if (found.kind === 'absent') return { running: false, paths };
   if (found.kind === 'error') return { running: false, error: found.error.message, paths };
-  if (found.kind === 'mismatch') return { running: true, client: found.client, hello: found.hello, paths };
-  try {
-    return { running: true, client: found.client, hello: await withLimits(found.client, found.hello, options.env ?? process.env), paths };
-  } catch (error) {
-    found.client.close();
-    return { running: false, error: `the helper (pid ${found.hello.pid}) did not take the lower limits the settings ask for: ${(error as Error).message}`, paths };
-  }
+  // Looking changes nothing: not even the limits (a run or `helper start` lowers them).
+  return { running: true, client: found.client, hello: found.hello, paths };
 }
 
 export type StopResult =
@@ -247,8 +243,9 @@ function stuck(error: HelperError, paths: RuntimePaths): HelperError {
 }
 
 /**
- * A helper of our version answers: its limits are lowered to what the settings ask,
- * and a client that may start helpers can start one again for a late record.
+ * A helper of our version answers. For a client that may start helpers (a run, not a
+ * dry run) its limits are lowered to what the settings ask, and a helper can be
+ * started again for a late record; a client that only reads changes nothing.
  */
 async function ready(
   found: { client: HelperClient; hello: HelloReply },
@@ -256,6 +253,7 @@ async function ready(
   options: ConnectHelperOptions,
   how: { started: boolean; replaced: boolean },
 ): Promise<ConnectHelperResult> {
+  if (!options.start) return { ok: true, client: found.client, server: found.hello, paths, ...how };
   let hello: HelloReply;
   try {
     hello = await withLimits(found.client, found.hello, options.env ?? process.env);
@@ -263,14 +261,30 @@ async function ready(
     found.client.close();
     return { ok: false, code: 'unavailable', reason: `the helper did not take the lower limits the settings ask for: ${(error as Error).message}`, paths };
   }
-  if (options.start) {
-    found.client.reviveWith(async () => {
-      const again = await connectHelper({ ...options, start: true });
-      if (again.ok) again.client.close();
-      return again.ok;
-    });
-  }
+  found.client.reviveWith(async () => {
+    const again = await connectHelper({ ...options, start: true });
+    if (again.ok) again.client.close();
+    return again.ok;
+  });
   return { ok: true, client: found.client, server: hello, paths, ...how };
+}
+
+/** The environment's limit when it is a whole number below the helper's current one. */
+function below(value: string | undefined, current: unknown): number | undefined {
+  const n = Math.floor(Number(value));
+  return value !== undefined && value.trim() !== '' && Number.isFinite(n) && n >= 1 && typeof current === 'number' && n < current ? n : undefined;
+}
+
+/**
+ * Branches as they will be once a run has lowered the helper's lifetime to what the
+ * settings ask: a dry run or an explanation, which change nothing, still plan as that
+ * run will (a branch past the lower lifetime is expired).
+ */
+export function underSettings(branches: Branch[], hello: HelloReply | undefined, env: NodeJS.ProcessEnv): Branch[] {
+  const current = hello?.limits?.ttlMs;
+  const ttlMs = below(env.CURSOR_RESUME_TTL_MS, current);
+  if (ttlMs === undefined || typeof current !== 'number') return branches;
+  return branches.map((b) => ({ ...b, ttlLeftMs: b.ttlLeftMs - (current - ttlMs) }));
 }
 
 /**
@@ -279,10 +293,6 @@ async function ready(
  * Returns the hello with the limits now in force.
  */
 async function withLimits(client: HelperClient, hello: HelloReply, env: NodeJS.ProcessEnv): Promise<HelloReply> {
-  const below = (value: string | undefined, current: unknown): number | undefined => {
-    const n = Math.floor(Number(value));
-    return value !== undefined && value.trim() !== '' && Number.isFinite(n) && n >= 1 && typeof current === 'number' && n < current ? n : undefined;
-  };
   const ttlMs = below(env.CURSOR_RESUME_TTL_MS, hello.limits?.ttlMs);
   const maxEntries = below(env.CURSOR_RESUME_MAX_ENTRIES, hello.limits?.maxEntries);
   if (ttlMs === undefined && maxEntries === undefined) return hello;

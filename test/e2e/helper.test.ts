@@ -795,29 +795,34 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
   }
 });
 
-test('config set ttlMinutes / maxEntries reach a running helper: its limits are lowered, and entries go accordingly', async (t) => {
+test('config set ttlMinutes / maxEntries reach a running helper with the next run: its limits are lowered, and entries go accordingly', async (t) => {
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
   const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
   assert.equal((await a.turn('remember: alpha')).code, 0);
   assert.equal((await b.turn('remember: beta')).code, 0);
   const limits = async () => (JSON.parse((await run(process.execPath, [BIN, 'inspect', '--json'], w.env)).stdout) as { limits: object; entries: unknown[] });
-  assert.deepEqual((await limits()).limits, { ttlMs: 3_600_000, maxEntries: 64 });
+  const seed = { ttlMs: 3_600_000, maxEntries: 64 };
+  assert.deepEqual((await limits()).limits, seed);
 
   for (const [name, value] of [['ttlMinutes', '1'], ['maxEntries', '1']]) {
     const set = await run(process.execPath, [BIN, 'config', 'set', name!, value!], w.env);
     assert.equal(set.code, 0, set.stderr);
   }
-  const seen = await limits();
-  assert.deepEqual(seen.limits, { ttlMs: 60_000, maxEntries: 1 }, 'the running helper took the lower limits');
-  assert.equal(seen.entries.length, 1, 'the surplus entry went, least recently used first');
-  const status = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
-  assert.deepEqual([status.limits.ttlMs, status.limits.maxEntries], [60_000, 1]);
-
-  // A lifetime lowered below a chat's age expires it at once (here through the environment, which also only lowers).
+  // Looking changes nothing: inspect, helper status and a dry run leave the limits and the entries alone.
   b.messages.push({ role: 'user', content: 'remember: gamma' });
   await sleep(50);
-  await sendWith(b, STREAM_ARGS, { ...b.env, CURSOR_RESUME_TTL_MS: '10' });
+  const short = { ...b.env, CURSOR_RESUME_TTL_MS: '10' };
+  const dry = JSON.parse((await sendWith(b, ['--dry-run', ...STREAM_ARGS], short)).stdout);
+  assert.deepEqual([dry.decision, dry.reason], ['fresh', 'expired'], 'a dry run plans as the next run will, under the lower lifetime');
+  const looked = await limits();
+  assert.deepEqual([looked.limits, looked.entries.length], [seed, 2]);
+  const unchanged = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
+  assert.deepEqual([unchanged.limits.ttlMs, unchanged.limits.maxEntries], [seed.ttlMs, seed.maxEntries]);
+
+  // The next run lowers them: a lifetime below the chat's age expires it at once (the environment also only lowers).
+  await sendWith(b, STREAM_ARGS, short);
   assert.equal(b.lastTrace().reason, 'expired');
+  assert.deepEqual((await limits()).limits, { ttlMs: 10, maxEntries: 1 }, 'the running helper took the lower limits');
 });
 
 test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and what to do', async (t) => {
