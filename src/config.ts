@@ -257,7 +257,8 @@ function resolveWith(
       sources[name] = 'flag';
       continue;
     }
-    const fromEnv = spec.env === undefined ? undefined : env[spec.env];
+    // Blanks around a value are dropped, and a blank one is unset, as the helper's own paths read them.
+    const fromEnv = spec.env === undefined ? undefined : env[spec.env]?.trim();
     if (fromEnv !== undefined && fromEnv !== '') {
       try {
         const where = `from ${spec.env}`;
