@@ -489,10 +489,19 @@ describe('stream oddities', () => {
   test('slow=<ms>: the first line arrives while the agent is still running', async () => {
     const child = spawnAgent([...STREAM, '--workspace', workspace()], { stdin: 'x', mode: 'slow=150' });
     const done = collect(child);
+    // What has arrived by the first line: all of it, result included, if the stand-in wrote its output at the end.
+    let early = '';
+    const onData = (d: string | Buffer): void => {
+      early += String(d);
+    };
+    child.stdout!.on('data', onData);
     const line = await firstLine(child);
+    child.stdout!.off('data', onData);
     assert.equal(JSON.parse(line)['subtype'], 'init');
-    assert.equal(child.exitCode, null);
-    assert.equal((await done).code, 0);
+    assert.ok(!early.includes('"type":"result"'), `the result came later, not with the first line: ${early}`);
+    const end = await done;
+    assert.equal(end.code, 0);
+    assert.match(end.stdout, /"type":"result"/);
   });
 
   test('flood=<bytes>: many delta lines, every one valid JSON, then the result', async () => {
