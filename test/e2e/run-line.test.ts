@@ -2,7 +2,7 @@
 // help a person gets, the order settings are taken in, and that a bad setting never
 // stands in the way of cursor-agent.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
@@ -110,6 +110,23 @@ describe('a turn that needs no cache never connects to the helper', { concurrenc
     } finally {
       await closed(silent.server);
     }
+  });
+});
+
+describe('an interactive run', () => {
+  test('stdin a terminal: cursor-agent gets the command line untouched, its status comes back', async () => {
+    const log = join(tempDir(), 'agent.log');
+    const env = sandboxEnv({ CURSOR_STAND_IN_LOG: log, CURSOR_ACP_SESSION_RESUME: '1' });
+    // script(1) gives the run a terminal for stdin and stdout, as a person's shell would.
+    const quote = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`;
+    const command = [process.execPath, BIN, '--model', 'gpt-5', '--trust'].map(quote).join(' ');
+    const r = spawnSync('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+    assert.equal(r.status, 1, 'the stand-in\'s own status: no prompt on a terminal');
+    assert.match(r.stdout, /No prompt provided/);
+    const [run, ...more] = readLog(log);
+    assert.deepEqual(more, [], 'cursor-agent ran once');
+    assert.deepEqual([run!.argv, run!.stdin], [['--model', 'gpt-5', '--trust'], null], 'its argv untouched, its stdin the terminal');
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was asked');
   });
 });
 
