@@ -218,7 +218,7 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
         const [name, checked] = fileSetting(path, key, value);
         file[name] = checked;
       } catch (error) {
-        if (key === 'agent' && !env.CURSOR_RESUME_AGENT) throw error;
+        if (key === 'agent' && !env.CURSOR_RESUME_AGENT?.trim()) throw error;
         if (key === 'runtimeDir') badFileRuntimeDir = true;
         ignored.push(
           isSettingName(key)
@@ -229,7 +229,7 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
     }
   } catch (error) {
     // Without the file, the agent is known only from the environment.
-    if (!(error instanceof ConfigError) || !env.CURSOR_RESUME_AGENT) throw error;
+    if (!(error instanceof ConfigError) || !env.CURSOR_RESUME_AGENT?.trim()) throw error;
     ignored.push(`ignoring the config file: ${error.message}`);
   }
   const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name) => {

@@ -1,6 +1,6 @@
 // One turn's plan: the decision plus the exact argv and prompt cursor-agent gets.
 // A real run, --dry-run, inspect and simulate all come through here.
-import { buildAgentArgv, type CallerArgs } from './agent/argv.js';
+import { buildAgentArgv, type CallerArgs, type OutputFormat } from './agent/argv.js';
 import type { Branch } from './cache/types.js';
 import type { Settings } from './config.js';
 import { concreteModel } from './transcript/model.js';
@@ -9,7 +9,6 @@ import { isResumeEnabled } from './resume/enabled.js';
 import { compileSideCallPatterns } from './resume/side-call.js';
 import type { Conversation } from './transcript/types.js';
 
-export type OutputFormat = 'text' | 'json' | 'stream-json';
 
 export interface Plan extends Decision {
   argv: string[];
@@ -75,8 +74,7 @@ export function planTurn(
 export function withArgv(decision: Decision, analysis: Analysis, context: TurnContext): Plan {
   const { caller } = context;
   const { conversation } = analysis;
-  const format = caller.outputFormat;
-  const callerFormat: OutputFormat = format === 'json' || format === 'stream-json' ? format : 'text';
+  const callerFormat = caller.outputFormat ?? 'text';
   const transcriptModel = conversation.model === undefined ? undefined : concreteModel(conversation.model);
   const argv = buildAgentArgv(caller, {
     model: transcriptModel,

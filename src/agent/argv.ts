@@ -16,7 +16,9 @@ const VALUE_FLAGS = new Set([
   '--endpoint',
 ]);
 
-const OUTPUT_FORMATS = new Set(['text', 'json', 'stream-json']);
+const OUTPUT_FORMATS = ['text', 'json', 'stream-json'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+const isOutputFormat = (value: string): value is OutputFormat => (OUTPUT_FORMATS as readonly string[]).includes(value);
 
 export const AGENT_SUBCOMMANDS = new Set([
   'login', 'logout', 'status', 'whoami', 'about', 'models', 'mcp', 'update', 'ls', 'resume', 'create-chat',
@@ -31,7 +33,7 @@ export interface CallerArgs {
   trace: string | undefined;
   model: string | undefined;
   workspace: string | undefined;
-  outputFormat: string | undefined;
+  outputFormat: OutputFormat | undefined;
   print: boolean;
   /** --resume or --continue: the caller picked a chat itself. */
   callerResume: boolean;
@@ -98,7 +100,7 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
       else if (name === '--workspace') out.workspace = value;
       else if (name === '--output-format') {
         // We may run stream-json in its place and print the caller's format ourselves: only a format we can print.
-        if (!OUTPUT_FORMATS.has(value)) throw new UsageError(`--output-format must be text, json or stream-json, not ${JSON.stringify(value)}`);
+        if (!isOutputFormat(value)) throw new UsageError(`--output-format must be text, json or stream-json, not ${JSON.stringify(value)}`);
         out.outputFormat = value;
       }
       continue;

@@ -7,7 +7,7 @@ export type FailureKind = 'resume' | 'auth' | 'quota' | 'network' | 'model' | 'o
 // Order matters: auth is tried first, because Cursor's auth errors talk about sessions
 // ("[unauthenticated] Your session has expired. Please log in again.", "invalid session
 // token"): an expired login must keep the chat. The resume pattern holds only the
-// chat-specific texts cursor-agent is known to print (see /work/shared/cursor-agent.md).
+// chat-specific texts cursor-agent is known to print (the stand-in's failures.ts prints each).
 const PATTERNS: Array<[Exclude<FailureKind, 'signal' | 'error-result'>, RegExp]> = [
   ['auth', /authentication required|agent login|invalid session token|not logged in|\bunauthenticated\b|unauthori[sz]ed|log ?in again|sign in again|invalid api key|CURSOR_API_KEY/i],
   ['resume', /(chat|session) not found|chat (has )?expired|failed to resume|invalid chat id|no such chat/i],

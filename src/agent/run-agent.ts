@@ -95,7 +95,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     };
     const releaseOut = (): void => {
       verified = true;
-      if (options.stdout === 'stream') for (const chunk of heldOut) writeOut(chunk);
+      for (const chunk of heldOut) writeOut(chunk);
       heldOut = [];
     };
     const releaseErr = (): void => {

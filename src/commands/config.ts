@@ -209,13 +209,13 @@ function show(name: SettingName, value: unknown): string {
 function afterWrite(name: string): void {
   const env = isSettingName(name) ? SETTINGS[name].env : undefined;
   // The file is written, but the environment wins: say so, or the change seems ignored.
-  if (env !== undefined && process.env[env] !== undefined && process.env[env] !== '') {
+  if (env !== undefined && (process.env[env]?.trim() ?? '') !== '') {
     process.stderr.write(`cursor-resume: note: ${env} is set in the environment and wins over the config file\n`);
   }
   // Checked as the commands check it: what is still wrong is best said now.
   try {
     readConfigFile();
   } catch (error) {
-    fail(`the change was written, but the config file still has a setting that is not allowed (runs ignore it with a warning, the commands refuse it): ${(error as Error).message}`, 2);
+    fail(`the change was written, but the config file still has a setting that is not allowed (runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it): ${(error as Error).message}`, 2);
   }
 }

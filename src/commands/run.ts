@@ -65,10 +65,11 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   let client: HelperClient | null = null;
   let branches: Branch[] | null = [];
-  if (usesCache(analysis, context) && runtimeDirIgnored) {
+  const cached = usesCache(analysis, context);
+  if (cached && runtimeDirIgnored) {
     branches = null;
     say('running without the cache: the runtimeDir setting is not usable (see the warning above)');
-  } else if (usesCache(analysis, context)) {
+  } else if (cached) {
     const env = helperEnv(settings);
     const connected = await connectHelper({ start: !caller.dryRun, env });
     if (connected.ok) {

@@ -24,7 +24,7 @@ import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
-import { checkJsonSize } from '../transcript/decode.js';
+import { cheapJson } from '../transcript/parse.js';
 import { TranscriptError } from '../transcript/errors.js';
 import type { Conversation, Message } from '../transcript/types.js';
 import { contextFor, decodeFrom, parseFrom, readSource, runLine } from '../turn-input.js';
@@ -185,13 +185,8 @@ function startsAsJsonLines(data: Buffer): boolean {
 }
 
 function isJsonObject(text: string): boolean {
-  try {
-    checkJsonSize(text);
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
-  } catch {
-    return false;
-  }
+  const json = cheapJson(text);
+  return json !== undefined && typeof json.value === 'object' && json.value !== null && !Array.isArray(json.value);
 }
 
 /**

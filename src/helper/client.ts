@@ -90,7 +90,7 @@ export class HelperClient {
   }
 
   /**
-   * How to bring a helper back when a record or release finds none (the launcher
+   * How to bring a helper back when a record finds none (the launcher
    * starts one): a first turn that outlives the helper's idle limits is still recorded.
    */
   reviveWith(revive: () => Promise<boolean>): void {
@@ -171,10 +171,10 @@ export class HelperClient {
    * One request, one reply. If the helper closed this connection meanwhile (it
    * closes idle connections that hold no lease), it is opened again first; a
    * lease lost that way was already released as interrupted by the helper, and
-   * the next record of that branch is refused, never silently applied. A record or
-   * release whose connection closed before the reply, or that finds no helper
-   * (one that exited idle under a long turn), is sent once more on a new connection,
-   * to a helper started again if need be.
+   * the next record of that branch is refused, never silently applied. A record
+   * whose connection closed before the reply, or that finds no helper (one that
+   * exited idle under a long turn), is sent once more on a new connection, to a
+   * helper started again if need be.
    */
   async request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
     try {

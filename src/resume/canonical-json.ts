@@ -4,7 +4,7 @@
  * so keys such as "__proto__" are data and nothing else; and never built as one
  * string per level, which made a 30 MB schema cost 600 MB. Depth is bounded by the parser.
  */
-export function writeCanonicalJson(value: unknown, write: (piece: string) => void): void {
+function writeCanonicalJson(value: unknown, write: (piece: string) => void): void {
   if (value === null || typeof value !== 'object') {
     write(JSON.stringify(value) ?? 'null');
   } else if (Array.isArray(value)) {
@@ -44,7 +44,9 @@ export function canonicalJsonChunks(value: unknown, chunk: (text: string) => voi
 
 /** The canonical JSON as one string. */
 export function canonicalJson(value: unknown): string {
-  const chunks: string[] = [];
-  canonicalJsonChunks(value, (text) => chunks.push(text));
-  return chunks.join('');
+  let out = '';
+  writeCanonicalJson(value, (piece) => {
+    out += piece;
+  });
+  return out;
 }

@@ -1,15 +1,9 @@
-import { createHash } from 'node:crypto';
-import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Tool } from '../transcript/types.js';
 import { canonicalJsonChunks } from './canonical-json.js';
-import { digest } from './hash.js';
+import { digest, digestOf } from './hash.js';
 
-/** digest() of the tool's canonical JSON, the hash fed as the JSON is written: no copy of a huge schema is built. */
-function toolDigest(tool: Tool): string {
-  const hash = createHash('sha256');
-  canonicalJsonChunks([tool.name, tool.description, tool.parameters], (text) => hash.update(text));
-  return hash.digest('hex').slice(0, MESSAGE_DIGEST_HEX);
-}
+/** The digest of the tool's canonical JSON, the hash fed as the JSON is written: no copy of a huge schema is built. */
+const toolDigest = (tool: Tool): string => digestOf((update) => canonicalJsonChunks([tool.name, tool.description, tool.parameters], update));
 
 /**
  * A hash of the complete tool definitions: names, descriptions and the whole nested

@@ -15,10 +15,13 @@ export function decodeUtf8(bytes: Uint8Array): string | null {
   }
 }
 
+/** The error for bytes that had to be UTF-8 and are not. */
+export const notUtf8 = (): TranscriptError => new TranscriptError('stdin: not valid UTF-8 text; send the transcript as UTF-8');
+
 /** Bytes that must be UTF-8 text (JSON lines) → text, a BOM kept. */
 export function decodeInput(bytes: Uint8Array): string {
   const text = decodeUtf8(bytes);
-  if (text === null) throw new TranscriptError('stdin: not valid UTF-8 text; send the transcript as UTF-8');
+  if (text === null) throw notUtf8();
   return text;
 }
 

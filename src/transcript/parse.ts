@@ -1,5 +1,5 @@
 import { parseAiSdk } from './ai-sdk.js';
-import { checkJsonSize, decodeInput, decodeLossy, decodeUtf8, parseJson } from './decode.js';
+import { checkJsonSize, decodeLossy, decodeUtf8, notUtf8, parseJson } from './decode.js';
 import { TranscriptError } from './errors.js';
 import { parseOpenAI } from './openai.js';
 import type { Conversation } from './types.js';
@@ -23,9 +23,7 @@ export function parseTranscript(input: string | Uint8Array): Conversation {
   const text = decodeUtf8(input);
   if (text !== null) return parseText(text, input);
   const shown = decodeLossy(input);
-  if (shown.trimStart()[0] === '{' || isUtf16Object(input)) {
-    decodeInput(input);
-  }
+  if (shown.trimStart()[0] === '{' || isUtf16Object(input)) throw notUtf8();
   return plainText(shown, input);
 }
 
@@ -37,16 +35,14 @@ function parseText(text: string, raw: Uint8Array | undefined): Conversation {
     checkJsonSize(trimmed);
     return parseObject(parseJson(trimmed) as object);
   }
-  const isArray = trimmed[0] === '[';
   // An array that does not end in "]" is no JSON, and is never parsed: that could cost more than its text.
   // Text too big or too deep to parse cheaply is no transcript either way: it goes on as the prompt it may be.
-  if (isArray ? trimmed.trimEnd().endsWith(']') && withinJsonSize(trimmed) : JSON_SCALAR.test(trimmed)) {
-    const value = tryJson(trimmed);
-    if (value !== NOT_JSON) {
-      throw new TranscriptError(
-        `transcript: expected a JSON object (an OpenAI Chat Completions body or an AI SDK prompt), got ${describeJson(value)}`,
-      );
-    }
+  const json =
+    trimmed[0] === '[' ? (trimmed.trimEnd().endsWith(']') ? cheapJson(trimmed) : undefined) : JSON_SCALAR.test(trimmed) ? cheapJson(trimmed, false) : undefined;
+  if (json) {
+    throw new TranscriptError(
+      `transcript: expected a JSON object (an OpenAI Chat Completions body or an AI SDK prompt), got ${describeJson(json.value)}`,
+    );
   }
   return plainText(text, raw);
 }
@@ -55,23 +51,23 @@ function plainText(text: string, raw: Uint8Array | undefined): Conversation {
   return { shape: 'text', text, ...(raw !== undefined ? { raw } : {}), messages: [], tools: [] };
 }
 
-function withinJsonSize(text: string): boolean {
-  try {
-    checkJsonSize(text);
-    return true;
-  } catch (error) {
-    if (error instanceof TranscriptError) return false;
-    throw error;
+/**
+ * The JSON value of `text`, or undefined when it is no JSON or (when `sized`) holds more
+ * values or nesting than a transcript may: counted first, so parsing stays cheap.
+ */
+export function cheapJson(text: string, sized = true): { value: unknown } | undefined {
+  if (sized) {
+    try {
+      checkJsonSize(text);
+    } catch (error) {
+      if (error instanceof TranscriptError) return undefined;
+      throw error;
+    }
   }
-}
-
-const NOT_JSON = Symbol('not JSON');
-
-function tryJson(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return { value: JSON.parse(text) as unknown };
   } catch {
-    return NOT_JSON;
+    return undefined;
   }
 }
 

@@ -396,7 +396,7 @@ describe('config', { concurrency: true }, () => {
     assert.equal((await cli(['evict', '--all'], env)).code, 0);
     const set = await cli(['config', 'set', 'ttlMinutes', '20'], env);
     assert.equal(set.code, 2, 'written, but the file is still refused');
-    assert.match(set.stderr, /the change was written, but the config file still has a setting that is not allowed \(runs ignore it with a warning, the commands refuse it\)/);
+    assert.match(set.stderr, /the change was written, but the config file still has a setting that is not allowed \(runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it\)/);
     assert.equal((await cli(['config', 'unset', 'bogus'], env)).code, 0);
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 20 });
     assert.equal((await cli(['config', 'list'], env)).code, 0);
