@@ -53,16 +53,21 @@ async function turnKnows(c: Conversation, text: string, facts: string[], expecte
 }
 
 
+/** A second turn under `mode`, its helper killed (SIGKILL) once cursor-agent's output has begun; the turn run to its end. */
+async function helperKilledMidTurn(mode: string) {
+  const c = await started();
+  const pid = await onlyHelper(c.env);
+  c.messages.push({ role: 'user', content: 'remember: beta' });
+  const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: mode });
+  run.stdin!.end(c.body());
+  await new Promise((resolve) => run.stdout!.once('data', resolve));
+  process.kill(pid, 'SIGKILL');
+  return { c, pid, run, end: await run.closed };
+}
+
 describe('the helper dies or stalls in the middle of a turn', () => {
   test('killed (SIGKILL) while cursor-agent streams: the turn ends as cursor-agent\'s and is recorded with a new helper, which the next turn resumes', async () => {
-    const c = await started();
-    const pid = await onlyHelper(c.env);
-    c.messages.push({ role: 'user', content: 'remember: beta' });
-    const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'slow=150' });
-    run.stdin!.end(c.body());
-    await new Promise((resolve) => run.stdout!.once('data', resolve));
-    process.kill(pid, 'SIGKILL');
-    const end = await run.closed;
+    const { c, pid, run, end } = await helperKilledMidTurn('slow=150');
     assert.equal(end.code, 0, `the helper's death is not the turn's failure: ${run.output.stderr}`);
     assert.equal(run.output.stderr, '');
     assert.match(run.output.stdout, /"type":"result".*I remember: alpha; beta\./);
@@ -73,14 +78,7 @@ describe('the helper dies or stalls in the middle of a turn', () => {
   });
 
   test('killed while a turn fails: nothing to record, so no new helper is started just to hear a release', async () => {
-    const c = await started();
-    const pid = await onlyHelper(c.env);
-    c.messages.push({ role: 'user', content: 'remember: beta' });
-    const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'slow=150,is-error' });
-    run.stdin!.end(c.body());
-    await new Promise((resolve) => run.stdout!.once('data', resolve));
-    process.kill(pid, 'SIGKILL');
-    const end = await run.closed;
+    const { c, pid, run, end } = await helperKilledMidTurn('slow=150,is-error');
     assert.equal(end.code, 0, `cursor-agent's own status (an error result on exit 0): ${run.output.stderr}`);
     assert.match(run.output.stdout, /"is_error":true/);
     await waitFor('the killed helper gone', () => !alive(pid));
