@@ -95,8 +95,10 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let paths: RuntimePaths;
   try {
     paths = runtimePaths(env);
-    if (options.start) ensureRuntimeDir(paths, { uid: options.owners?.dir });
-    else if (checkRuntimeDir(paths, { uid: options.owners?.dir }) === 'missing') return { ok: false, code: 'not-running', reason: `no helper is running (no runtime dir ${paths.dir})`, paths };
+    if (checkRuntimeDir(paths, { uid: options.owners?.dir }) === 'missing') {
+      if (!options.start) return { ok: false, code: 'not-running', reason: `no helper is running (no runtime dir ${paths.dir})`, paths };
+      ensureRuntimeDir(paths, { uid: options.owners?.dir });
+    }
   } catch (error) {
     return { ok: false, code: 'bad-runtime-dir', reason: (error as Error).message };
   }
