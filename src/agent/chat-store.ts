@@ -16,9 +16,11 @@ const md5 = (text: string): string => createHash('md5').update(text).digest('hex
 const folders = (env: NodeJS.ProcessEnv, workspaces: ReadonlyArray<string>): string[] =>
   [...new Set(workspaces)].map((w) => join(chatsRoot(env), md5(w)));
 
+const hasStore = (dirs: ReadonlyArray<string>, chatId: string): boolean => dirs.some((dir) => existsSync(join(dir, chatId, 'store.db')));
+
 /** The chat's store.db exists under one of the workspaces (recorded with each turn as `storeSeen`). */
 export function chatStoreExists(env: NodeJS.ProcessEnv, workspaces: ReadonlyArray<string>, chatId: string): boolean {
-  return folders(env, workspaces).some((dir) => existsSync(join(dir, chatId, 'store.db')));
+  return hasStore(folders(env, workspaces), chatId);
 }
 
 /**
@@ -35,11 +37,12 @@ export function missingChats(
   chats: ReadonlyArray<Pick<BranchRecord, 'chatId' | 'storeSeen'>>,
 ): Set<string> {
   const dirs = folders(env, workspaces);
-  const found = dirs.filter((dir) => existsSync(dir));
-  const gone = chats.filter(({ chatId, storeSeen }) =>
-    storeSeen === true
-      ? !dirs.some((dir) => existsSync(join(dir, chatId, 'store.db')))
-      : found.length > 0 && !found.some((dir) => existsSync(join(dir, chatId))),
-  );
+  // Only a chat whose store was never seen needs to know which workspace folders exist.
+  let found: string[] | undefined;
+  const gone = chats.filter(({ chatId, storeSeen }) => {
+    if (storeSeen === true) return !hasStore(dirs, chatId);
+    found ??= dirs.filter((dir) => existsSync(dir));
+    return found.length > 0 && !found.some((dir) => existsSync(join(dir, chatId)));
+  });
   return new Set(gone.map((c) => c.chatId));
 }
