@@ -87,7 +87,8 @@ export class BranchStore {
   /** holder → branch keys it leases. */
   readonly #held = new Map<string, Set<string>>();
   readonly #wallClock: () => number;
-  readonly #clock: (() => number) | undefined;
+  /** The clock expiry runs on; lru-cache treats a start time of 0 as "no TTL", so an injected clock is kept off 0. */
+  readonly #monotonic: () => number;
   /**
    * Versions come from one counter for the whole store, so a branch that was
    * evicted and recreated can never match a version someone read before.
@@ -97,12 +98,10 @@ export class BranchStore {
   constructor(options: StoreOptions = {}) {
     this.limits = clampLimits(options);
     this.#wallClock = options.wallClock ?? Date.now;
-    this.#clock = options.clock;
+    const clock = options.clock;
+    this.#monotonic = clock ? () => clock() + 1 : () => performance.now();
     this.#cache = this.#newCache(this.limits);
   }
-
-  /** The clock expiry runs on; lru-cache treats a start time of 0 as "no TTL", so an injected clock is kept off 0. */
-  readonly #monotonic = (): number => (this.#clock ? this.#clock() + 1 : performance.now());
 
   #newCache(limits: Limits): LRUCache<string, Stored> {
     return new LRUCache<string, Stored>({

@@ -131,10 +131,10 @@ const SHED_IDLE_MS = 2_000;
 
 export class HelperServer {
   readonly paths: RuntimePaths;
-  readonly settings: ServerSettings;
   readonly store: BranchStore;
   readonly startedAt = Date.now();
   readonly #startedMono = performance.now();
+  readonly #idleMs: number;
   readonly #connectionIdleMs: number;
   readonly #requestTimeoutMs: number;
   readonly #maxConnections: number;
@@ -149,12 +149,9 @@ export class HelperServer {
 
   constructor(options: ServerOptions) {
     this.paths = options.paths;
-    const defaults = settingsFromEnv({});
-    this.settings = {
-      ...clampLimits({ ttlMs: options.settings?.ttlMs, maxEntries: options.settings?.maxEntries }),
-      idleMs: options.settings?.idleMs ?? defaults.idleMs,
-    };
-    this.store = new BranchStore(this.settings);
+    // The limits live in the store alone (a client may lower them); the store clamps them.
+    this.store = new BranchStore({ ttlMs: options.settings?.ttlMs, maxEntries: options.settings?.maxEntries });
+    this.#idleMs = options.settings?.idleMs ?? DEFAULT_IDLE_MS;
     this.#connectionIdleMs = options.connectionIdleMs ?? DEFAULT_CONNECTION_IDLE_MS;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
@@ -167,7 +164,7 @@ export class HelperServer {
       // The store's: a client may have lowered them since the start.
       ttlMs: this.store.limits.ttlMs,
       maxEntries: this.store.limits.maxEntries,
-      idleMs: this.settings.idleMs,
+      idleMs: this.#idleMs,
       connectionIdleMs: this.#connectionIdleMs,
       maxRequestBytes: MAX_REQUEST_BYTES,
       maxConnections: this.#maxConnections,
@@ -193,7 +190,7 @@ export class HelperServer {
     this.#server.on('error', () => {
       // Accept errors (EMFILE...) must not kill the helper; the client retries or goes fresh.
     });
-    const sweepMs = Math.min(1000, Math.max(25, Math.floor(this.settings.idleMs / 4)));
+    const sweepMs = Math.min(1000, Math.max(25, Math.floor(this.#idleMs / 4)));
     this.#sweepTimer = setInterval(() => this.#sweep(), sweepMs);
   }
 
@@ -250,7 +247,7 @@ export class HelperServer {
     }
     const now = performance.now();
     this.#idleSince ??= now;
-    if (now - this.#idleSince >= this.settings.idleMs) void this.close('idle');
+    if (now - this.#idleSince >= this.#idleMs) void this.close('idle');
   }
 
   #accept(socket: net.Socket): void {
