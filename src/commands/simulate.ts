@@ -22,6 +22,7 @@ import { analyzeTurn, planTurn, usesCache, type Plan } from '../plan.js';
 import { bytes, fail, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
+import { provePrefix } from '../resume/prefix.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
 import { cheapJson } from '../transcript/parse.js';
@@ -199,12 +200,13 @@ function isJsonObject(text: string): boolean {
  */
 function scriptedReply(analyses: ReadonlyArray<Analysis>, i: number): { continuedBy: number | null; reply: Message | undefined } {
   const turn = analyses[i]!;
-  const known = turn.digests.length;
+  if (turn.anchor === null) return { continuedBy: null, reply: undefined };
+  // The engine's own prefix proof: a later turn continues this one exactly when a chat that knew this turn could resume it.
+  const known = turn.digests.join('');
   for (let j = i + 1; j < analyses.length; j++) {
     const later = analyses[j]!;
-    if (turn.anchor === null || later.anchor !== turn.anchor) continue;
-    if (later.digests.length <= known || turn.digests.some((d, k) => later.digests[k] !== d)) continue;
-    const message = later.conversation.messages[known];
+    if (later.anchor !== turn.anchor || provePrefix(known, later.digests).verdict !== 'holds') continue;
+    const message = later.conversation.messages[turn.digests.length];
     return { continuedBy: j, reply: message?.role === 'assistant' ? message : undefined };
   }
   return { continuedBy: null, reply: undefined };
