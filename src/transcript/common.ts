@@ -4,7 +4,7 @@ import { TranscriptError } from './errors.js';
 import { MAX_FIELD_LENGTH } from './limits.js';
 import type { Conversation } from './types.js';
 
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;

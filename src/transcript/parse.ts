@@ -1,5 +1,6 @@
 import { parseAiSdk } from './ai-sdk.js';
 import { checkJsonSize, decodeLossy, decodeUtf8, notUtf8, parseJson } from './decode.js';
+import { describe } from './common.js';
 import { TranscriptError } from './errors.js';
 import { parseOpenAI } from './openai.js';
 import type { Conversation } from './types.js';
@@ -71,11 +72,8 @@ export function cheapJson(text: string, sized = true): { value: unknown } | unde
   }
 }
 
-function describeJson(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'boolean' ? String(value) : `a ${typeof value}`;
-}
+/** As the schemas describe a value, but a JSON true or false by name. */
+const describeJson = (value: unknown): string => (typeof value === 'boolean' ? String(value) : describe(value));
 
 /** A UTF-16 transcript (with its byte-order mark) is a JSON body in the wrong encoding, not a prompt. */
 function isUtf16Object(bytes: Uint8Array): boolean {
