@@ -43,6 +43,9 @@ export interface CallerArgs {
   version: boolean;
 }
 
+/** A run line cursor-agent takes whole, reading no transcript: a prompt word, a subcommand or --version. */
+export const handsOver = (caller: CallerArgs): boolean => caller.positionals.length > 0 || caller.version;
+
 export class UsageError extends Error {
   override name = 'UsageError';
 }

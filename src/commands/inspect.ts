@@ -5,7 +5,7 @@
 // helper, starting none) and the same chat-store check, so it cannot disagree.
 // Message text shown comes only from the given transcript: the cache has none.
 import type { Command } from 'commander';
-import { UsageError } from '../agent/argv.js';
+import { handsOver, UsageError } from '../agent/argv.js';
 import type { Branch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { findingEnv, helperEnv } from '../helper-env.js';
@@ -225,10 +225,9 @@ async function explain(file: string, options: InspectOptions, rest: string[], se
   const caller = runLine(options, rest);
   // A run line with a word (a prompt or a subcommand) or --version reads no transcript: a run hands it
   // all to cursor-agent, so there would be no decision to explain.
-  const word = caller.positionals[0] ?? (caller.version ? '--version' : undefined);
-  if (word !== undefined) {
+  if (handsOver(caller)) {
     throw new UsageError(
-      `inspect --transcript: the run line has "${word}"; with a prompt word, a subcommand or --version a run hands everything to cursor-agent and reads no transcript. Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
+      `inspect --transcript: the run line has "${caller.positionals[0] ?? '--version'}"; with a prompt word, a subcommand or --version a run hands everything to cursor-agent and reads no transcript. Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
     );
   }
   const conversation = parseFrom(await readSource(file), file);

@@ -3,7 +3,7 @@
 // reached the turn runs as a fresh chat with the whole conversation, correctly.
 import { appendFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import { parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
+import { handsOver, parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
 import { HOLD_LIMIT, MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
@@ -39,7 +39,7 @@ const OUTCOME_OF: Record<FailureKind, Outcome> = {
 export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs = parseCallerArgs(argv)): Promise<number> {
   // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking, and readStdin reads it directly.
   const stdinIsTty = isatty(0);
-  const handedOver = caller.positionals.length > 0 || caller.version;
+  const handedOver = handsOver(caller);
   if (caller.dryRun && handedOver) {
     // Handing these to cursor-agent would run something; a dry run runs nothing.
     const what = caller.version ? '--version' : `"${caller.positionals[0]}"`;
