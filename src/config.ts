@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import envPaths from 'env-paths';
 import * as z from 'zod/mini';
+import { envValue } from './env-value.js';
 
 export const SEED_TTL_MINUTES = 60;
 export const SEED_MAX_ENTRIES = 64;
@@ -211,26 +212,30 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
   const ignored: string[] = [];
   let badFileRuntimeDir = false;
   let badEnvRuntimeDir = false;
-  const file: Record<string, unknown> = {};
+  // Only the agent stops a run: a bad value of it, or a file that cannot be read (it may hold
+  // the agent), is passed over only when the environment names the agent.
+  const agentInEnv = envValue(env.CURSOR_RESUME_AGENT) !== undefined;
+  let stored: Record<string, unknown> = {};
   try {
-    for (const [key, value] of Object.entries(readConfigObject(path))) {
-      try {
-        const [name, checked] = fileSetting(path, key, value);
-        file[name] = checked;
-      } catch (error) {
-        if (key === 'agent' && !env.CURSOR_RESUME_AGENT?.trim()) throw error;
-        if (key === 'runtimeDir') badFileRuntimeDir = true;
-        ignored.push(
-          isSettingName(key)
-            ? `ignoring ${(error as Error).message}; fix with cursor-resume config set ${key} VALUE, or cursor-resume config unset ${key}`
-            : `ignoring the unknown setting "${key}" in the config file ${path}; fix with cursor-resume config unset ${key}`,
-        );
-      }
-    }
+    stored = readConfigObject(path);
   } catch (error) {
-    // Without the file, the agent is known only from the environment.
-    if (!(error instanceof ConfigError) || !env.CURSOR_RESUME_AGENT?.trim()) throw error;
+    if (!(error instanceof ConfigError) || !agentInEnv) throw error;
     ignored.push(`ignoring the config file: ${error.message}`);
+  }
+  const file: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(stored)) {
+    try {
+      const [name, checked] = fileSetting(path, key, value);
+      file[name] = checked;
+    } catch (error) {
+      if (key === 'agent' && !agentInEnv) throw error;
+      if (key === 'runtimeDir') badFileRuntimeDir = true;
+      ignored.push(
+        isSettingName(key)
+          ? `ignoring ${(error as Error).message}; fix with cursor-resume config set ${key} VALUE, or cursor-resume config unset ${key}`
+          : `ignoring the unknown setting "${key}" in the config file ${path}; fix with cursor-resume config unset ${key}`,
+      );
+    }
   }
   const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name) => {
     if (name === 'runtimeDir') badEnvRuntimeDir = true;
@@ -257,9 +262,8 @@ function resolveWith(
       sources[name] = 'flag';
       continue;
     }
-    // Blanks around a value are dropped, and a blank one is unset, as the helper's own paths read them.
-    const fromEnv = spec.env === undefined ? undefined : env[spec.env]?.trim();
-    if (fromEnv !== undefined && fromEnv !== '') {
+    const fromEnv = spec.env === undefined ? undefined : envValue(env[spec.env]);
+    if (fromEnv !== undefined) {
       try {
         const where = `from ${spec.env}`;
         settings[name] = validateSetting(name, parseSettingText(name, fromEnv, where), where);

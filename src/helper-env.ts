@@ -4,10 +4,11 @@
 // environment (tests) still wins. The faces (inspect, evict, helper) use this so
 // they look where a run looks.
 import { ConfigError, resolveRunSettings, type Settings } from './config.js';
+import { envValue } from './env-value.js';
 
 export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const out = { ...env };
-  if (settings.runtimeDir !== '' && !env.CURSOR_RESUME_RUNTIME_DIR?.trim()) out.CURSOR_RESUME_RUNTIME_DIR = settings.runtimeDir;
+  if (settings.runtimeDir !== '' && envValue(env.CURSOR_RESUME_RUNTIME_DIR) === undefined) out.CURSOR_RESUME_RUNTIME_DIR = settings.runtimeDir;
   out.CURSOR_RESUME_TTL_MS = String(lowest(env.CURSOR_RESUME_TTL_MS, settings.ttlMinutes * 60_000));
   out.CURSOR_RESUME_MAX_ENTRIES = String(lowest(env.CURSOR_RESUME_MAX_ENTRIES, settings.maxEntries));
   return out;
@@ -15,8 +16,9 @@ export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.e
 
 /** The environment's value when it is a positive number below the setting, else the setting. */
 function lowest(given: string | undefined, setting: number): number {
-  const n = Number(given);
-  return given !== undefined && given.trim() !== '' && Number.isFinite(n) && n > 0 ? Math.min(n, setting) : setting;
+  const value = envValue(given);
+  const n = Number(value);
+  return value !== undefined && Number.isFinite(n) && n > 0 ? Math.min(n, setting) : setting;
 }
 
 /**

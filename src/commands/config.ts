@@ -17,6 +17,7 @@ import {
   type SettingName,
   type Settings,
 } from '../config.js';
+import { envValue } from '../env-value.js';
 import { runtimePaths } from '../helper/paths.js';
 import { fail, fields, paint, printJson, table } from '../present.js';
 import { isResumeEnabled } from '../resume/enabled.js';
@@ -209,7 +210,7 @@ function show(name: SettingName, value: unknown): string {
 function afterWrite(name: string): void {
   const env = isSettingName(name) ? SETTINGS[name].env : undefined;
   // The file is written, but the environment wins: say so, or the change seems ignored.
-  if (env !== undefined && (process.env[env]?.trim() ?? '') !== '') {
+  if (env !== undefined && envValue(process.env[env]) !== undefined) {
     process.stderr.write(`cursor-resume: note: ${env} is set in the environment and wins over the config file\n`);
   }
   // Checked as the commands check it: what is still wrong is best said now.

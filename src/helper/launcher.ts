@@ -13,6 +13,7 @@ import type { RuntimePaths } from './paths.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import type { HelloReply } from './protocol.js';
 import type { Branch } from '../cache/types.js';
+import { envValue } from '../env-value.js';
 import { VERSION } from '../version.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 2000;
@@ -273,8 +274,9 @@ async function ready(
 
 /** The environment's limit when it is a whole number below the helper's current one. */
 function below(value: string | undefined, current: unknown): number | undefined {
-  const n = Math.floor(Number(value));
-  return value !== undefined && value.trim() !== '' && Number.isFinite(n) && n >= 1 && typeof current === 'number' && n < current ? n : undefined;
+  const given = envValue(value);
+  const n = Math.floor(Number(given));
+  return given !== undefined && Number.isFinite(n) && n >= 1 && typeof current === 'number' && n < current ? n : undefined;
 }
 
 /**

@@ -3,6 +3,7 @@
 // prepared (a symlink, not a directory, another owner) is refused, never used.
 import fs from 'node:fs';
 import path from 'node:path';
+import { envValue } from '../env-value.js';
 
 export const SOCKET_NAME = 'helper.sock';
 export const LOCK_NAME = 'helper.lock';
@@ -27,8 +28,8 @@ export class RuntimeDirError extends Error {
  * find the same socket. Touches nothing on disk.
  */
 export function runtimePaths(env: NodeJS.ProcessEnv = process.env): RuntimePaths {
-  const explicit = env.CURSOR_RESUME_RUNTIME_DIR?.trim();
-  const xdg = env.XDG_RUNTIME_DIR?.trim();
+  const explicit = envValue(env.CURSOR_RESUME_RUNTIME_DIR);
+  const xdg = envValue(env.XDG_RUNTIME_DIR);
   let dir: string;
   let source: RuntimePaths['source'];
   if (explicit) {

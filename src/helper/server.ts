@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BranchStore, clampLimits } from '../cache/store.js';
 import type { Limits } from '../cache/store.js';
+import { envValue } from '../env-value.js';
 import { VERSION } from '../version.js';
 import { ensureRuntimeDir } from './paths.js';
 import type { RuntimePaths } from './paths.js';
@@ -60,8 +61,9 @@ export function connectionIdleFromEnv(env: NodeJS.ProcessEnv = process.env): num
 }
 
 function num(value: string | undefined): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
+  const given = envValue(value);
+  if (given === undefined) return undefined;
+  const n = Number(given);
   return Number.isFinite(n) ? n : undefined;
 }
 
