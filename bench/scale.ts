@@ -62,7 +62,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
       writeFileSync(file, text);
       // What the cache would know after the previous turn: every message but the new user message.
       const env = { CURSOR_ACP_SESSION_RESUME: '1' };
-      const analysis = analyzeTurn(parseTranscript(Buffer.from(text)), {
+      const analysis = analyzeTurn(parseTranscript(text), {
         caller: parseCallerArgs(STREAM_ARGS),
         settings: resolveSettings(env, {}, {}).settings,
         env,
