@@ -5,11 +5,11 @@
 // behind, the next turn either resumes the right chat (its reply names every fact) or
 // starts fresh with the whole conversation; never a wrong entry, never a lost turn.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STAND_IN, tempDir } from '../support/cli.js';
+import { STAND_IN, scriptAgent, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { factsOf, helperPids, killGroup, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
@@ -76,11 +76,8 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
 
   test('holding the lease, before cursor-agent starts: the chat is not taken as known, the next turn is fresh with everything', async () => {
     // cursor-agent takes a moment to start: long enough to be killed in between.
-    const dir = tempDir('cr-slowstart-');
-    const marker = join(dir, 'spawned');
-    const agent = join(dir, 'slow-start-agent.sh');
-    writeFileSync(agent, `#!/bin/bash\ntouch "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`);
-    chmodSync(agent, 0o755);
+    const marker = join(tempDir('cr-slowstart-'), 'spawned');
+    const agent = scriptAgent('slow-start-agent.sh', `#!/bin/bash\ntouch "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`);
     const c = conversation(world({ CURSOR_RESUME_AGENT: agent }));
     await c.turn('remember: alpha');
     rmSync(marker);

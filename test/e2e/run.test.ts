@@ -3,12 +3,12 @@
 // what it replied (its reply names every fact the chat remembers) are the evidence.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, STAND_IN, runCli, tempDir } from '../support/cli.js';
+import { BIN, STAND_IN, runCli, scriptAgent, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { entries, killGroup, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
@@ -21,10 +21,7 @@ after(() => {
 
 /** A cursor-agent that fails with `stderr` and exit 1, as cursor-agent does. */
 function failingAgent(stderr: string): string {
-  const agent = join(tempDir('cr-fail-'), 'failing-agent.sh');
-  writeFileSync(agent, `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' ${JSON.stringify(stderr)} >&2\nexit 1\n`);
-  chmodSync(agent, 0o755);
-  return agent;
+  return scriptAgent('failing-agent.sh', `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' ${JSON.stringify(stderr)} >&2\nexit 1\n`);
 }
 
 const chatDir = (c: Conversation, chatId: string): string =>
@@ -233,9 +230,7 @@ describe('failures', () => {
 
   test("a chat whose store was never seen where we look is still resumed (Cursor's layout may differ)", async () => {
     const elsewhere = tempDir('cr-cursor-elsewhere-');
-    const agent = join(tempDir('cr-elsewhere-'), 'elsewhere-agent.sh');
-    writeFileSync(agent, `#!/bin/sh\nCURSOR_CONFIG_DIR="${elsewhere}" exec "${STAND_IN}" "$@"\n`);
-    chmodSync(agent, 0o755);
+    const agent = scriptAgent('elsewhere-agent.sh', `#!/bin/sh\nCURSOR_CONFIG_DIR="${elsewhere}" exec "${STAND_IN}" "$@"\n`);
     const c = new Conversation(world({ CURSOR_RESUME_AGENT: agent }));
     await c.turn('remember: alpha');
     const t2 = await c.turn('remember: beta');
@@ -293,12 +288,9 @@ describe('a resumed chat is verified before anything is shown', () => {
    * (a warning, an event without a session_id, a line over the hold limit).
    */
   function prefixAgent(firstLine: string): string {
-    const dir = tempDir('cr-prefix-');
-    writeFileSync(join(dir, 'first-line'), `${firstLine}\n`);
-    const agent = join(dir, 'prefix-agent.sh');
-    writeFileSync(agent, `#!/bin/sh\ncase " $* " in *" --resume "*) cat "${join(dir, 'first-line')}";; esac\nexec "${STAND_IN}" "$@"\n`);
-    chmodSync(agent, 0o755);
-    return agent;
+    const lineFile = join(tempDir('cr-prefix-'), 'first-line');
+    writeFileSync(lineFile, `${firstLine}\n`);
+    return scriptAgent('prefix-agent.sh', `#!/bin/sh\ncase " $* " in *" --resume "*) cat "${lineFile}";; esac\nexec "${STAND_IN}" "$@"\n`);
   }
 
   const firstLines: Array<[string, string]> = [
@@ -387,11 +379,8 @@ describe('a resumed chat is verified before anything is shown', () => {
 
 describe('passthrough', () => {
   test('stdout is byte-identical to what cursor-agent printed', async () => {
-    const dir = tempDir();
-    const capture = join(dir, 'agent.out');
-    const tee = join(dir, 'tee-agent.sh');
-    writeFileSync(tee, `#!/bin/bash\nset -o pipefail\n"${STAND_IN}" "$@" | tee "${capture}"\n`);
-    chmodSync(tee, 0o755);
+    const capture = join(tempDir(), 'agent.out');
+    const tee = scriptAgent('tee-agent.sh', `#!/bin/bash\nset -o pipefail\n"${STAND_IN}" "$@" | tee "${capture}"\n`);
     const c = new Conversation(world({ CURSOR_RESUME_AGENT: tee }));
     for (const [text, mode] of [['remember: x', 'malformed-lines'], ['CALL_TOOL read {"path":"a"}', 'call-id-newline'], ['plain', 'thinking']] as const) {
       const t = await c.turn(text, { mode });

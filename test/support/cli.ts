@@ -1,6 +1,6 @@
 // Runs the built binary as a user would: a real child process, stdin piped in.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,14 @@ export function tempDir(prefix = 'cr-test-'): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   made.push(dir);
   return dir;
+}
+
+/** An executable script named `name` in a temp folder of its own: `text` whole, its #! line included (a cursor-agent of the test's making). */
+export function scriptAgent(name: string, text: string): string {
+  const file = join(tempDir('cr-agent-'), name);
+  writeFileSync(file, text);
+  chmodSync(file, 0o755);
+  return file;
 }
 
 /** A private world for one test: runtime dir, config home, Cursor config dir, workspace. */

@@ -4,14 +4,14 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { VERSION } from '../../src/version.js';
-import { BIN, STAND_IN, runCli, sandboxEnv, tempDir } from './cli.js';
+import { BIN, STAND_IN, runCli, sandboxEnv, scriptAgent, tempDir } from './cli.js';
 
 export interface MeasuredRun {
   code: number | null;
@@ -101,11 +101,9 @@ async function feed(child: ChildProcess, input: string | Buffer | (() => Iterabl
  * passed on and the stand-in's exit (status or signal) is its own.
  */
 export function teeAgent(): { agent: string; captures: () => Array<{ argv: string[]; sha256: string; bytes: number }> } {
-  const dir = tempDir('cr-tee-');
-  const agent = join(dir, 'tee-agent.mjs');
-  const out = join(dir, 'captures.jsonl');
-  writeFileSync(
-    agent,
+  const out = join(tempDir('cr-tee-'), 'captures.jsonl');
+  const agent = scriptAgent(
+    'tee-agent.mjs',
     `#!${process.execPath}
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -135,7 +133,6 @@ child.on('close', (code, signal) => {
 });
 `,
   );
-  chmodSync(agent, 0o755);
   return {
     agent,
     captures: () => (existsSync(out) ? readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []),
