@@ -143,22 +143,30 @@ describe('what breaks the proof starts a fresh chat', () => {
 });
 
 describe('failures', () => {
-  test('chat-not-found is retried fresh transparently, then the new chat resumes', async () => {
-    const c = new Conversation(world());
-    await c.turn('remember: kept');
-    const t2 = await c.turn('remember: after the error', { mode: 'resume-not-found' });
-    assert.equal(t2.code, 0, t2.stderr);
-    assert.equal(t2.stderr, '', 'the resume error is not shown: the caller sees one good answer');
-    const [, resumed, retried] = c.invocations();
-    assert.ok(resumed!.argv.includes('--resume'));
-    assert.ok(!retried!.argv.includes('--resume'));
-    assert.match(retried!.stdin, /USER: remember: kept/);
-    assert.equal(t2.stdout.match(/"type":"system"/g)!.length, 1, 'one stream on stdout');
-    assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
-    const t3 = await c.turn('and now?');
-    assert.deepEqual(c.lastInvocation().argv.slice(-2), ['--resume', retried!.chatId]);
-    assert.match(t3.reply!, /I remember: kept; after the error\./);
-  });
+  // Each way cursor-agent says the chat is gone (plain chat-not-found, expired, failed, invalid, no such chat).
+  for (const mode of ['resume-not-found', 'resume-not-found=expired', 'resume-not-found=failed', 'resume-not-found=invalid', 'resume-not-found=no-such']) {
+    const plain = mode === 'resume-not-found';
+    test(`a resume error (${mode}) evicts the entry and the turn is retried fresh transparently${plain ? ', then the new chat resumes' : ''}`, async () => {
+      const c = new Conversation(world());
+      await c.turn('remember: kept');
+      const t2 = await c.turn('remember: after the error', { mode });
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.equal(t2.stderr, '', 'the resume error is not shown: the caller sees one good answer');
+      const [first, resumed, retried] = c.invocations();
+      assert.deepEqual(resumed!.argv.slice(-2), ['--resume', first!.chatId]);
+      assert.ok(!retried!.argv.includes('--resume'));
+      assert.match(retried!.stdin, /USER: remember: kept/);
+      assert.equal(t2.stdout.match(/"type":"system"/g)!.length, 1, 'one stream on stdout');
+      assert.deepEqual([c.lastTrace().reason, c.lastTrace().failure, c.lastTrace().retried], ['resume-failed', null, true]);
+      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: kept; after the error\./);
+      assert.ok(!(await entries(c.env)).some((e) => e.chatId === first!.chatId), 'the old chat is forgotten');
+      if (plain) {
+        const t3 = await c.turn('and now?');
+        assert.deepEqual(c.lastInvocation().argv.slice(-2), ['--resume', retried!.chatId]);
+        assert.match(t3.reply!, /I remember: kept; after the error\./);
+      }
+    });
+  }
 
   // Only a resume failure says the chat is gone; any other failure keeps the entry for the next try.
   for (const mode of ['auth', 'invalid-session-token', 'usage-limit', 'network', 'model-error=unavailable', 'expired-login']) {
@@ -181,46 +189,20 @@ describe('failures', () => {
     });
   }
 
-  for (const kind of ['expired', 'failed', 'invalid', 'no-such']) {
-    test(`a resume error (${kind}) evicts the entry and the turn is retried fresh`, async () => {
-      const c = new Conversation(world());
-      await c.turn('remember: kept');
-      const t2 = await c.turn('remember: after the error', { mode: `resume-not-found=${kind}` });
-      assert.equal(t2.code, 0, t2.stderr);
-      assert.equal(t2.stderr, '');
-      const [first, resumed, retried] = c.invocations();
-      assert.deepEqual(resumed!.argv.slice(-2), ['--resume', first!.chatId]);
-      assert.ok(!retried!.argv.includes('--resume'));
-      assert.deepEqual([c.lastTrace().reason, c.lastTrace().failure, c.lastTrace().retried], ['resume-failed', null, true]);
-      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: kept; after the error\./);
-      assert.ok(!(await entries(c.env)).some((e) => e.chatId === first!.chatId), 'the old chat is forgotten');
-    });
-  }
-
-  test('the silent-fresh trap: a chat gone from the store is never resumed', async () => {
-    const c = new Conversation(world());
-    const t1 = await c.turn('remember: precious');
-    const chatId = resultOf(t1.stdout).session_id;
-    rmSync(chatDir(c, chatId), { recursive: true });
-    const t2 = await c.turn('what was precious?', { mode: 'silent-fresh' });
-    assert.equal(t2.code, 0, t2.stderr);
-    assert.ok(!c.lastInvocation().argv.includes('--resume'));
-    assert.equal(c.lastTrace().reason, 'chat-missing');
-    assert.match(t2.reply!, /I remember: precious\./, 'the full prompt carried the context');
-  });
-
-  // silent-fresh-same-id: Cursor answers under the very ID it was given, from an empty chat; only the store can tell.
-  const removals: Array<[string, (c: Conversation, chatId: string) => void]> = [
-    ["the workspace's whole folder is gone", (c) => rmSync(dirname(chatDir(c, 'x')), { recursive: true })],
-    ['the chat folder is left without its store.db', (c, chatId) => rmSync(join(chatDir(c, chatId), 'store.db'))],
+  // The silent-fresh trap: a resumed chat gone from Cursor's store comes back empty. silent-fresh: Cursor
+  // answers under a new ID; silent-fresh-same-id: under the very ID it was given, so only the store can tell.
+  const removals: Array<[string, string, (c: Conversation, chatId: string) => void]> = [
+    ['the chat folder is gone', 'silent-fresh', (c, chatId) => rmSync(chatDir(c, chatId), { recursive: true })],
+    ["the workspace's whole folder is gone", 'silent-fresh-same-id', (c) => rmSync(dirname(chatDir(c, 'x')), { recursive: true })],
+    ['the chat folder is left without its store.db', 'silent-fresh-same-id', (c, chatId) => rmSync(join(chatDir(c, chatId), 'store.db'))],
   ];
-  for (const [name, remove] of removals) {
-    test(`the silent-fresh trap under the same ID: ${name}, so the chat is not resumed`, async () => {
+  for (const [name, mode, remove] of removals) {
+    test(`the silent-fresh trap (${mode}): ${name}, so the chat is not resumed`, async () => {
       const c = new Conversation(world());
       const t1 = await c.turn('remember: precious');
       remove(c, resultOf(t1.stdout).session_id);
       assert.ok(existsSync(join(c.env.CURSOR_CONFIG_DIR!, 'chats')), "Cursor's chat store itself is still there");
-      const t2 = await c.turn('what was precious?', { mode: 'silent-fresh-same-id' });
+      const t2 = await c.turn('what was precious?', { mode });
       assert.equal(t2.code, 0, t2.stderr);
       assert.ok(!c.lastInvocation().argv.includes('--resume'));
       assert.equal(c.lastTrace().reason, 'chat-missing');
