@@ -17,6 +17,7 @@ import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
 import { BIN, ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
+import { stopHelpersAt } from '../support/hardening.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
@@ -67,18 +68,8 @@ interface World {
 function world(t: TestContext, extra: NodeJS.ProcessEnv = {}): World {
   const env = sandboxEnv(extra);
   const dir = env.CURSOR_RESUME_RUNTIME_DIR!;
-  const paths = { dir, socket: path.join(dir, 'helper.sock'), lock: path.join(dir, 'helper.lock') };
-  t.after(async () => {
-    await stopHelper({ env }).catch(() => undefined);
-    for (const pid of helperPids(paths.dir)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  });
-  return { env, dir: paths.dir, socket: paths.socket, lock: paths.lock };
+  t.after(() => stopHelpersAt(dir));
+  return { env, dir, socket: path.join(dir, 'helper.sock'), lock: path.join(dir, 'helper.lock') };
 }
 
 /** Helper processes serving `dir`, found through /proc (Linux). */
@@ -655,29 +646,24 @@ test('no message text can reach the helper: text fields and non-hex digests are 
 
 // ---- where it lives, how it runs ----------------------------------------------------------
 
-/** The world's environment with the runtime dir left to the defaults, and its helper stopped afterwards. */
-function defaultsWorld(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+/** A world's environment with the runtime dir left to the defaults, which put it at `runtimeDir`: a helper there is stopped after the test. */
+function defaultsWorld(t: TestContext, extra: NodeJS.ProcessEnv, runtimeDir: string): NodeJS.ProcessEnv {
   const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...env } = sandboxEnv(extra);
+  t.after(() => stopHelpersAt(runtimeDir));
   return env;
-}
-
-async function stopAt(dir: string): Promise<void> {
-  await stopHelper({ env: { CURSOR_RESUME_RUNTIME_DIR: dir } }).catch(() => undefined);
-  for (const pid of helperPids(dir)) process.kill(pid, 'SIGKILL');
 }
 
 test('the default runtime dir: $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid> (a relative XDG_RUNTIME_DIR is ignored)', async (t) => {
   const xdg = tempDir('cr-xdg-');
   const tmp = tempDir('cr-tmp-');
   const uid = process.getuid!();
-  t.after(() => Promise.all([stopAt(path.join(xdg, 'cursor-resume')), stopAt(path.join(tmp, `cursor-resume-${uid}`))]));
   const cases: [NodeJS.ProcessEnv, string][] = [
     [{ XDG_RUNTIME_DIR: xdg, TMPDIR: tmp }, path.join(xdg, 'cursor-resume', 'helper.sock')],
     [{ XDG_RUNTIME_DIR: '', TMPDIR: tmp }, path.join(tmp, `cursor-resume-${uid}`, 'helper.sock')],
     [{ XDG_RUNTIME_DIR: 'relative/xdg', TMPDIR: tmp }, path.join(tmp, `cursor-resume-${uid}`, 'helper.sock')],
   ];
   for (const [extra, socket] of cases) {
-    const start = await helperCli(['start', '--json'], defaultsWorld(extra));
+    const start = await helperCli(['start', '--json'], defaultsWorld(t, extra, path.dirname(socket)));
     assert.equal(start.code, 0, start.stderr);
     assert.equal(JSON.parse(start.stdout).socketPath, socket, JSON.stringify(extra));
     assert.ok(fs.statSync(socket).isSocket());
@@ -687,8 +673,7 @@ test('the default runtime dir: $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cur
 test('a relative TMPDIR: the run and the helper it starts use one socket, under the working directory', async (t) => {
   const cwd = tempDir('cr-cwd-');
   const dir = path.join(cwd, 'reltmp', `cursor-resume-${process.getuid!()}`);
-  t.after(() => stopAt(dir));
-  const env = defaultsWorld({ XDG_RUNTIME_DIR: '', TMPDIR: 'reltmp', CURSOR_ACP_SESSION_RESUME: '1' });
+  const env = defaultsWorld(t, { XDG_RUNTIME_DIR: '', TMPDIR: 'reltmp', CURSOR_ACP_SESSION_RESUME: '1' }, dir);
   const c = new Conversation(env);
   const send = async (text: string) => {
     c.messages.push({ role: 'user', content: text });

@@ -6,9 +6,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { stopHelper } from '../../src/helper/launcher.js';
 import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { VERSION } from '../../src/version.js';
 import { BIN, STAND_IN, runCli, sandboxEnv, scriptAgent, tempDir } from './cli.js';
@@ -193,16 +194,24 @@ export function worlds(): (extra?: NodeJS.ProcessEnv) => NodeJS.ProcessEnv {
   };
 }
 
-/** Stops every helper of these worlds: politely, then by pid (only helpers of those runtime dirs). */
+/** Stops every helper of these worlds (blanks around a world's runtime dir dropped, as cursor-resume drops them). */
 export async function stopHelpers(envs: ReadonlyArray<NodeJS.ProcessEnv>): Promise<void> {
-  await Promise.all(envs.map((env) => runCli(['helper', 'stop'], { env }).catch(() => undefined)));
-  for (const env of envs) {
-    for (const pid of helperPids(env.CURSOR_RESUME_RUNTIME_DIR!)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+  await Promise.all(envs.map((env) => stopHelpersAt(env.CURSOR_RESUME_RUNTIME_DIR?.trim() ?? '')));
+}
+
+/**
+ * Stops the helper serving `runtimeDir`: politely, then by pid (only helpers of that dir; one
+ * gone meanwhile is no error). A dir that is not absolute is no helper's: a blank one would
+ * mean the default runtime dir, which is not a test's.
+ */
+export async function stopHelpersAt(runtimeDir: string): Promise<void> {
+  if (!isAbsolute(runtimeDir)) return;
+  await stopHelper({ env: { CURSOR_RESUME_RUNTIME_DIR: runtimeDir } }).catch(() => undefined);
+  for (const pid of helperPids(runtimeDir)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
     }
   }
 }
