@@ -199,19 +199,18 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
 
   test('blanks around a runtime dir are dropped, as the helper commands drop them: run and helper share one', async () => {
     const dir = join(tempDir(), 'run');
-    const c = new Conversation(sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_RUNTIME_DIR: ` ${dir} ` }));
+    const c = new Conversation(world({ CURSOR_RESUME_RUNTIME_DIR: ` ${dir} ` }));
     const t = await c.turn('remember: alpha');
     assert.equal(t.code, 0, t.stderr);
     assert.equal(t.stderr, '', 'no warning');
     const status = JSON.parse((await runCli(['helper', 'status', '--json'], { env: c.env })).stdout);
     assert.equal(status.socketPath, join(dir, 'helper.sock'));
     assert.equal(status.entries, 1, 'the run recorded its turn in that helper');
-    await runCli(['helper', 'stop'], { env: c.env });
   });
 
   test('a transcript turn with an unusable runtime dir runs without the cache; resume off runs as ever', async () => {
     const cwd = tempDir();
-    const c = new Conversation(sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_RUNTIME_DIR: 'relative' }));
+    const c = new Conversation(world({ CURSOR_RESUME_RUNTIME_DIR: 'relative' }));
     const r = await c.turn('remember: alpha', { args: [...STREAM_ARGS, '--verbose'] });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, warning);
