@@ -16,7 +16,7 @@ import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.j
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
 import { BIN, ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
-import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
+import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { stopHelpersAt } from '../support/hardening.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
@@ -676,10 +676,8 @@ test('a relative TMPDIR: the run and the helper it starts use one socket, under 
   const env = defaultsWorld(t, { XDG_RUNTIME_DIR: '', TMPDIR: 'reltmp', CURSOR_ACP_SESSION_RESUME: '1' }, dir);
   const c = new Conversation(env);
   const send = async (text: string) => {
-    c.messages.push({ role: 'user', content: text });
-    const r = await runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: c.env, cwd });
+    const r = await c.turn(text, { args: [...STREAM_ARGS, '--verbose'], cwd });
     assert.equal(r.code, 0, r.stderr);
-    c.messages.push({ role: 'assistant', content: resultOf(r.stdout).result });
     return r;
   };
   const first = await send('remember: alpha');
@@ -730,7 +728,7 @@ test('the helper runs detached (its own session, stdio on /dev/null) and keeps n
 
 // ---- what a run, a dry run and inspect do to the helper ----------------------------------------
 
-/** Sends the conversation's transcript with `args`; a turn that ran adds cursor's reply. */
+/** Sends the conversation's transcript as it stands with `args` (a dry run, or a run in another environment) and expects exit 0; unlike Conversation.send, it adds nothing to the transcript. */
 async function sendWith(c: Conversation, args: string[], env: NodeJS.ProcessEnv = c.env) {
   const r = await runCli(args, { input: c.body(), env });
   assert.equal(r.code, 0, r.stderr);
@@ -740,8 +738,7 @@ async function sendWith(c: Conversation, args: string[], env: NodeJS.ProcessEnv 
 test('a first turn that outlives the helper is still recorded: the record finds none and starts it again', async (t) => {
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '100', CURSOR_RESUME_CONNECTION_IDLE_MS: '100' });
   const c = new Conversation(w.env);
-  c.messages.push({ role: 'user', content: 'remember: alpha' });
-  const turn = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=400' } });
+  const turn = c.turn('remember: alpha', { mode: 'slow=400', args: [...STREAM_ARGS, '--verbose'] });
   await waitFor('the run to start a helper', () => helperPids(w.dir).length === 1);
   const [first] = helperPids(w.dir);
   // The turn holds no lease: the helper closes its connection, finds itself idle and exits.
@@ -753,9 +750,8 @@ test('a first turn that outlives the helper is still recorded: the record finds 
   const status = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout);
   assert.notEqual(status.pid, first);
   assert.equal(status.entries, 1);
-  c.messages.push({ role: 'assistant', content: resultOf(r.stdout).result });
-  c.messages.push({ role: 'user', content: 'remember: beta' });
-  await sendWith(c, STREAM_ARGS);
+  const t2 = await c.turn('remember: beta');
+  assert.equal(t2.code, 0, t2.stderr);
   assert.equal(c.lastTrace().reason, 'delta');
 });
 

@@ -37,6 +37,13 @@ export function resultOf(stdout: string): { result: string; session_id: string }
   return line;
 }
 
+/** The stand-in's mode for this run, the arguments (STREAM_ARGS by default), the working directory (the repository's by default). */
+export interface SendOptions {
+  mode?: string;
+  args?: string[];
+  cwd?: string;
+}
+
 export class Conversation {
   readonly workspace = tempDir('cr-ws-');
   readonly log = join(tempDir('cr-log-'), 'agent.jsonl');
@@ -54,14 +61,14 @@ export class Conversation {
   }
 
   /** Sends the transcript with a new user message; on success cursor's reply joins the transcript. */
-  async turn(text: string, options: { mode?: string; args?: string[] } = {}): Promise<RunResult & { reply?: string }> {
+  async turn(text: string, options: SendOptions = {}): Promise<RunResult & { reply?: string }> {
     this.messages.push({ role: 'user', content: text });
     return this.send(options);
   }
 
-  async send(options: { mode?: string; args?: string[] } = {}): Promise<RunResult & { reply?: string }> {
+  async send(options: SendOptions = {}): Promise<RunResult & { reply?: string }> {
     const env = { ...this.env, ...(options.mode ? { CURSOR_STAND_IN_MODE: options.mode } : {}) };
-    const r = await runCli(options.args ?? STREAM_ARGS, { input: this.body(), env });
+    const r = await runCli(options.args ?? STREAM_ARGS, { input: this.body(), env, cwd: options.cwd });
     if (r.code !== 0) return r;
     const reply = resultOf(r.stdout).result;
     this.messages.push({ role: 'assistant', content: reply });
