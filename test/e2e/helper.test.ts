@@ -15,9 +15,9 @@ import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
-import { BIN, ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
+import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { stopHelpersAt } from '../support/hardening.js';
+import { entries, stopHelpersAt } from '../support/hardening.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
@@ -32,9 +32,10 @@ interface Run {
   stderr: string;
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<Run> {
+/** A process of the test's own that is not cursor-resume (which runs through runCli): stdout and stderr collected. */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -44,8 +45,8 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd = ROOT
   });
 }
 
-function helperCli(args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return run(process.execPath, [BIN, 'helper', ...args], env);
+function helperCli(args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
+  return runCli(['helper', ...args], { env });
 }
 
 /** A process of ours running `code` (an ES module, from source via tsx) that prints one JSON value. */
@@ -692,7 +693,7 @@ test('a relative CURSOR_RESUME_RUNTIME_DIR is refused at once, naming it, and no
   const cwd = tempDir('cr-cwd-');
   const name = `cr-rel-${process.pid}`;
   const w = world(t, { CURSOR_RESUME_RUNTIME_DIR: name });
-  const start = await run(process.execPath, [BIN, 'helper', 'start'], w.env, cwd);
+  const start = await runCli(['helper', 'start'], { env: w.env, cwd });
   assert.equal(start.code, 1);
   assert.match(start.stderr, new RegExp(`CURSOR_RESUME_RUNTIME_DIR is "${name}", a relative path; set it to an absolute one`));
   assert.equal(fs.existsSync(path.join(cwd, name)), false);
@@ -766,12 +767,12 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
     } else {
       const file = path.join(tempDir(), 'a.json');
       fs.writeFileSync(file, a.body());
-      const r = await run(process.execPath, [BIN, 'inspect', '--transcript', file, '--json'], a.env);
+      const r = await runCli(['inspect', '--transcript', file, '--json'], { env: a.env });
       assert.equal(r.code, 0, r.stderr);
       assert.equal(JSON.parse(r.stdout).decision.decision, 'resume-delta');
     }
     assert.equal((await c.turn('remember: delta')).code, 0);
-    const kept = JSON.parse((await run(process.execPath, [BIN, 'inspect', '--json'], w.env)).stdout).entries as Array<{ workspace: string }>;
+    const kept = await entries(w.env);
     assert.deepEqual(kept.map((e) => e.workspace).sort(), [b.workspace, c.workspace].sort(), `${how}: A, used least recently, was evicted, not B`);
   }
 });
@@ -781,12 +782,12 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
   assert.equal((await a.turn('remember: alpha')).code, 0);
   assert.equal((await b.turn('remember: beta')).code, 0);
-  const limits = async () => (JSON.parse((await run(process.execPath, [BIN, 'inspect', '--json'], w.env)).stdout) as { limits: object; entries: unknown[] });
+  const limits = async () => (JSON.parse((await runCli(['inspect', '--json'], { env: w.env })).stdout) as { limits: object; entries: unknown[] });
   const seed = { ttlMs: 3_600_000, maxEntries: 64 };
   assert.deepEqual((await limits()).limits, seed);
 
   for (const [name, value] of [['ttlMinutes', '1'], ['maxEntries', '1']]) {
-    const set = await run(process.execPath, [BIN, 'config', 'set', name!, value!], w.env);
+    const set = await runCli(['config', 'set', name!, value!], { env: w.env });
     assert.equal(set.code, 0, set.stderr);
   }
   // Looking changes nothing: inspect, helper status and a dry run leave the limits and the entries alone.
@@ -812,7 +813,7 @@ test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and w
   process.kill(start.pid, 'SIGSTOP');
   try {
     for (const args of [['helper', 'stop'], ['helper', 'status'], ['inspect']]) {
-      const r = await run(process.execPath, [BIN, ...args], w.env);
+      const r = await runCli(args, { env: w.env });
       assert.equal(r.code, 1, args.join(' '));
       assert.ok(r.stderr.includes(w.socket), `${args.join(' ')} names the socket: ${r.stderr}`);
       assert.match(r.stderr, /is stopped or stuck\. `cursor-resume helper start` replaces it/, args.join(' '));
