@@ -16,12 +16,11 @@ import { HelperClient } from '../../src/helper/client.js';
 import { connectHelper } from '../../src/helper/launcher.js';
 import { runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { alive, entries, factsOf, fakeHelper, hello, helperPids, openFds, spawnCli, waitFor, worlds } from '../support/hardening.js';
+import { alive, entries, factsOf, fakeHelper, hello, helperPids, openFds, socketOf, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
 
-const socketOf = (env: NodeJS.ProcessEnv): string => path.join(env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock');
 const VERBOSE = [...STREAM_ARGS, '--verbose'];
 
 /** The one helper of this world (one that was replaced gets a moment to notice and exit). */
@@ -120,7 +119,7 @@ describe('the helper dies or stalls in the middle of a turn', () => {
         assert.match(stderr, new RegExp(`did not answer|failed on ${stallAt}`), stderr);
         assert.ok(fake.ops.includes(stallAt), `${fake.ops.join(' ')}`);
       } finally {
-        await new Promise((resolve) => fake.server.close(resolve));
+        await fake.close();
       }
     }
   });
@@ -136,7 +135,7 @@ describe('the helper gone in the middle of a request', () => {
       assert.match(stderr, /failed on record \(the helper closed the connection before answering\)/);
       assert.equal(fake.ops.filter((op) => op === 'record').length, 2, 'sent once more on a new connection, and no more');
     } finally {
-      await new Promise((resolve) => fake.server.close(resolve));
+      await fake.close();
     }
     await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'fresh');
     assert.equal(c.lastTrace().reason, 'no-entry');
@@ -172,7 +171,7 @@ describe('its socket and runtime dir tampered with', () => {
       assert.equal(status.code, 1);
       assert.match(status.stderr, /symbolic link/);
     } finally {
-      await new Promise((resolve) => hostile.server.close(resolve));
+      await hostile.close();
     }
     await waitFor('the helper whose dir moved to exit', () => !alive(old));
   });
@@ -202,7 +201,7 @@ describe('its socket and runtime dir tampered with', () => {
       assert.ok(fs.existsSync(socket), 'and it is not ours to delete');
       assert.deepEqual(helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!), [], 'no helper started beside it');
     } finally {
-      await new Promise((resolve) => foreign.server.close(resolve));
+      await foreign.close();
     }
   });
 
@@ -297,7 +296,7 @@ describe('other versions', () => {
     const older = await fakeHelper(socket, (r) => {
       if (r.op === 'hello') return hello('0.0.1-old', 0);
       if (r.op === 'shutdown') {
-        setImmediate(() => older.server.close());
+        setImmediate(() => void older.close());
         return { stopping: true };
       }
       return undefined;
@@ -315,7 +314,7 @@ describe('other versions', () => {
       assert.match(stderr, /did not stop when asked/);
       assert.equal(c.lastTrace().reason, 'no-cache');
     } finally {
-      await new Promise((resolve) => stubborn.server.close(resolve));
+      await stubborn.close();
     }
 
     // Our version, but its lookup is nonsense: refused as a bad reply, never a crash.
@@ -328,7 +327,7 @@ describe('other versions', () => {
         assert.match(t.stderr, /not a list of branches/);
         assert.equal(c.lastTrace().reason, 'no-cache');
       } finally {
-        await new Promise((resolve) => odd.server.close(resolve));
+        await odd.close();
       }
     }
   });

@@ -4,14 +4,13 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { HelperClient } from '../../src/helper/client.js';
 import { VERSION } from '../../src/version.js';
 import { BIN, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 import { Conversation, readLog, STREAM_ARGS } from '../support/conversation.js';
-import { fakeHelper, hello, worlds } from '../support/hardening.js';
+import { fakeHelper, hello, helperProxy, socketOf, worlds } from '../support/hardening.js';
 
 const world = worlds();
 
@@ -28,12 +27,9 @@ async function warm(): Promise<{ c: Conversation; next: string }> {
 
 /** A listener of ours at the run's helper socket: counts connections and answers hello as `version` (or never). */
 function listener(env: NodeJS.ProcessEnv, version?: string): ReturnType<typeof fakeHelper> {
-  const dir = env.CURSOR_RESUME_RUNTIME_DIR!;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  return fakeHelper(join(dir, 'helper.sock'), (r) => (r.op === 'hello' && version !== undefined ? hello(version) : undefined));
+  mkdirSync(env.CURSOR_RESUME_RUNTIME_DIR!, { recursive: true, mode: 0o700 });
+  return fakeHelper(socketOf(env), (r) => (r.op === 'hello' && version !== undefined ? hello(version) : undefined));
 }
-
-const closed = (server: net.Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
 
 describe('--dry-run runs nothing', { concurrency: true }, () => {
   for (const args of [['--print', 'hello'], ['create-chat'], ['--version']]) {
@@ -62,7 +58,7 @@ describe('--dry-run runs nothing', { concurrency: true }, () => {
       assert.equal(JSON.parse(r.stdout).reason, 'no-entry');
       assert.deepEqual(old.ops, ['hello'], 'not asked to stop');
     } finally {
-      await closed(old.server);
+      await old.close();
     }
   });
 
@@ -108,7 +104,7 @@ describe('a turn that needs no cache never connects to the helper', { concurrenc
       assert.equal(JSON.parse(structured.stdout).reason, 'no-cache');
       assert.equal(silent.connections(), 1);
     } finally {
-      await closed(silent.server);
+      await silent.close();
     }
   });
 });
@@ -267,40 +263,22 @@ describe('the lease', { concurrency: true }, () => {
     const { c, next } = await warm();
     // Between the run and the real helper: before passing the run's lease on, another
     // client takes and releases the branch, which gives it a new version.
-    const proxyEnv = { ...c.env, CURSOR_RESUME_RUNTIME_DIR: join(tempDir(), 'run') };
-    mkdirSync(proxyEnv.CURSOR_RESUME_RUNTIME_DIR, { mode: 0o700 });
-    const helperSocket = join(c.env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock');
+    const helperSocket = socketOf(c.env);
     const ops: string[] = [];
     let moved = false;
-    const proxy = net.createServer((inbound) => {
-      const outbound = net.createConnection(helperSocket);
-      outbound.pipe(inbound);
-      inbound.on('error', () => outbound.destroy());
-      inbound.on('close', () => outbound.end());
-      let buffer = '';
-      let queue = Promise.resolve();
-      inbound.on('data', (chunk) => {
-        buffer += chunk.toString();
-        for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
-          const line = buffer.slice(0, nl + 1);
-          buffer = buffer.slice(nl + 1);
-          const request = JSON.parse(line) as { op: string; anchor: string; chatId: string; version: number };
-          ops.push(request.op);
-          queue = queue.then(async () => {
-            if (request.op === 'lease' && !moved) {
-              moved = true;
-              const other = await HelperClient.connect(helperSocket);
-              await other.hello();
-              assert.equal((await other.lease(request.anchor, request.chatId, request.version)).granted, true);
-              await other.release('error', 'ok');
-              other.close();
-            }
-            outbound.write(line);
-          });
-        }
-      });
+    const proxy = await helperProxy(helperSocket, async (line) => {
+      const request = JSON.parse(line) as { op: string; anchor: string; chatId: string; version: number };
+      ops.push(request.op);
+      if (request.op === 'lease' && !moved) {
+        moved = true;
+        const other = await HelperClient.connect(helperSocket);
+        await other.hello();
+        assert.equal((await other.lease(request.anchor, request.chatId, request.version)).granted, true);
+        await other.release('error', 'ok');
+        other.close();
+      }
     });
-    await new Promise<void>((resolve) => proxy.listen(join(proxyEnv.CURSOR_RESUME_RUNTIME_DIR, 'helper.sock'), resolve));
+    const proxyEnv = { ...c.env, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir };
     try {
       const r = await runCli([...STREAM_ARGS, '--verbose'], { input: next, env: proxyEnv });
       assert.equal(r.code, 0, r.stderr);
@@ -308,7 +286,7 @@ describe('the lease', { concurrency: true }, () => {
       assert.deepEqual(ops.slice(0, 5), ['hello', 'lookup', 'lease', 'lookup', 'lease']);
       assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['resume-delta', 'delta']);
     } finally {
-      await closed(proxy);
+      await proxy.close();
     }
   });
 });

@@ -3,14 +3,13 @@
 // what it replied (its reply names every fact the chat remembers) are the evidence.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, STAND_IN, runCli, scriptAgent, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { entries, killGroup, spawnCli, waitFor, worlds } from '../support/hardening.js';
+import { entries, helperProxy, killGroup, socketOf, spawnCli, waitFor, worlds } from '../support/hardening.js';
 
 const world = worlds();
 /** Process groups of runs a test spawned itself: whatever they left is killed at the end. */
@@ -434,37 +433,19 @@ describe('the helper never sees message text', () => {
     const started = await runCli(['helper', 'start'], { env: real });
     assert.equal(started.code, 0, started.stderr);
     // A proxy in another runtime dir records every byte between cursor-resume and the real helper.
-    const proxyDir = join(tempDir(), 'run');
-    mkdirSync(proxyDir, { mode: 0o700 });
-    const captured: Buffer[] = [];
-    const proxy = net.createServer((client) => {
-      const upstream = net.connect(join(real.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock'));
-      client.on('data', (d) => {
-        captured.push(d);
-        upstream.write(d);
-      });
-      upstream.on('data', (d) => {
-        captured.push(d);
-        client.write(d);
-      });
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-      client.on('error', () => upstream.destroy());
-      upstream.on('error', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(join(proxyDir, 'helper.sock'), resolve));
+    const proxy = await helperProxy(socketOf(real));
     try {
-      const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxyDir });
+      const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir });
       c.messages[0] = { role: 'system', content: 'SECRET-SYSTEM-PROMPT' };
       c.tools = [{ type: 'function', function: { name: 'SECRETTOOL', description: 'SECRET-TOOL-DESCRIPTION', parameters: { type: 'object' } } }];
       await c.turn('remember: SECRET-FACT-ONE');
       const t2 = await c.turn('SECRET-QUESTION-TWO');
       assert.equal(c.lastTrace().decision, 'resume-delta', t2.stderr);
-      const traffic = Buffer.concat(captured).toString('utf8');
+      const traffic = Buffer.concat(proxy.traffic).toString('utf8');
       assert.match(traffic, new RegExp(c.lastTrace().anchor as string), 'the traffic was captured');
       for (const secret of ['SECRET', 'remember', 'I remember', 'Turn 1 of this chat']) assert.ok(!traffic.includes(secret), `"${secret}" crossed the socket`);
     } finally {
-      proxy.close();
+      await proxy.close();
     }
   });
 });

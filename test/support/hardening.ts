@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
@@ -251,8 +251,13 @@ export function killGroup(pid: number | undefined): void {
   }
 }
 
+/** Where the helper of a world with this environment listens. */
+export const socketOf = (env: NodeJS.ProcessEnv): string => join(env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock');
+
+const closed = (server: net.Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
+
 /** A listener of our own at `socketPath` that records what reaches it and answers as `reply` says (undefined: stall). */
-export function fakeHelper(socketPath: string, reply: (request: { id: number; op: string }) => object | undefined | 'close'): Promise<{ server: net.Server; ops: string[]; connections: () => number }> {
+export function fakeHelper(socketPath: string, reply: (request: { id: number; op: string }) => object | undefined | 'close'): Promise<{ ops: string[]; connections: () => number; close: () => Promise<void> }> {
   const ops: string[] = [];
   let connections = 0;
   const server = net.createServer((socket) => {
@@ -271,7 +276,48 @@ export function fakeHelper(socketPath: string, reply: (request: { id: number; op
       }
     });
   });
-  return new Promise((resolve) => server.listen(socketPath, () => resolve({ server, ops, connections: () => connections })));
+  return new Promise((resolve) => server.listen(socketPath, () => resolve({ ops, connections: () => connections, close: () => closed(server) })));
+}
+
+/**
+ * A runtime dir of its own (0700) whose helper.sock passes each client on to the real helper
+ * listening at `helperSocket`, keeping every byte of both ways in `traffic`. `onRequest` sees
+ * each request line on its way; the line goes on once what it returns has settled.
+ */
+export async function helperProxy(
+  helperSocket: string,
+  onRequest: (line: string) => void | Promise<void> = () => {},
+): Promise<{ runtimeDir: string; traffic: Buffer[]; close: () => Promise<void> }> {
+  const runtimeDir = join(tempDir(), 'run');
+  mkdirSync(runtimeDir, { mode: 0o700 });
+  const traffic: Buffer[] = [];
+  const server = net.createServer((client) => {
+    const helper = net.createConnection(helperSocket);
+    client.on('close', () => helper.destroy());
+    helper.on('close', () => client.destroy());
+    client.on('error', () => helper.destroy());
+    helper.on('error', () => client.destroy());
+    helper.on('data', (chunk: Buffer) => {
+      traffic.push(chunk);
+      client.write(chunk);
+    });
+    let pending = Buffer.alloc(0);
+    let queue = Promise.resolve();
+    client.on('data', (chunk: Buffer) => {
+      traffic.push(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      for (let nl = pending.indexOf(0x0a); nl !== -1; nl = pending.indexOf(0x0a)) {
+        const line = pending.subarray(0, nl + 1);
+        pending = pending.subarray(nl + 1);
+        queue = queue.then(async () => {
+          await onRequest(line.toString('utf8'));
+          helper.write(line);
+        });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(join(runtimeDir, 'helper.sock'), resolve));
+  return { runtimeDir, traffic, close: () => closed(server) };
 }
 /** A hello reply of a helper of `version` (ours by default). */
 export const hello = (version = VERSION, protocol = PROTOCOL_VERSION) => ({ protocol, version, pid: process.pid, limits: {} });
