@@ -15,6 +15,9 @@ import { worlds } from '../support/hardening.js';
 const world = worlds();
 
 const ANSI = /\u001b\[/;
+/** The README as it is, and with every run of white space one blank (its sentences wrap anywhere). */
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const README_FLAT = README.replace(/\s+/g, ' ');
 const cli = (args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> => runCli(args, { env, ...(input !== undefined ? { input } : {}) });
 const json = (r: RunResult): any => {
   assert.equal(r.code, 0, r.stderr);
@@ -121,8 +124,7 @@ describe('inspect: the table', { concurrency: true }, () => {
       'ageMs', 'ttlLeftMs', 'lastOutcome', 'state', 'leased', 'version', 'bytesSaved', 'toolsFingerprint',
     ]);
     // The README lists the same fields, and says ageMs counts from the last turn.
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
-    const documented = /`entries`, one per branch: (.*?`toolsFingerprint`)\./.exec(readme)?.[1] ?? '';
+    const documented = /`entries`, one per branch: (.*?`toolsFingerprint`)\./.exec(README_FLAT)?.[1] ?? '';
     const names = [...documented.replace(/ \([^)]*\)/g, '').matchAll(/`([^`]+)`/g)].map((m) => m[1]);
     assert.deepEqual(names, Object.keys(newest), 'the README documents every entry field');
     assert.match(documented, /`ageMs` \(milliseconds since its \*last\* turn, that is since `updatedAt`, not since `createdAt`\)/);
@@ -782,18 +784,6 @@ describe('presentation', { concurrency: true }, () => {
     const top = await cli(['--help'], env);
     assert.match(top.stdout, /inspect .*\n[\s\S]*evict[\s\S]*config[\s\S]*simulate/);
   });
-
-  test('the README names exactly the commands that take --json, and those that print a plain line', async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' ');
-    const claim = /These print one JSON object for scripts with `--json`: ([^;]+); ([^.]+) print one plain line\./.exec(readme);
-    assert.ok(claim, 'the README says which commands take --json');
-    const named = (text: string): string[] => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
-    const commands = await ourCommands();
-    // Only the leaves: a parent such as `config` or `helper` runs a subcommand.
-    const leaves = commands.filter((c) => c.leaf);
-    assert.deepEqual(named(claim[1]!), leaves.filter((c) => c.json).map((c) => c.path.join(' ')).sort());
-    assert.deepEqual(named(claim[2]!), leaves.filter((c) => !c.json).map((c) => c.path.join(' ')).sort());
-  });
 });
 
 /** Every command of ours, from the program the binary runs: its words, whether it has --json, whether it has subcommands. */
@@ -813,10 +803,20 @@ async function ourCommands(): Promise<Array<{ path: string[]; json: boolean; lea
 }
 
 describe('the README', () => {
+  test('it names exactly the commands that take --json, and those that print a plain line', async () => {
+    const claim = /These print one JSON object for scripts with `--json`: ([^;]+); ([^.]+) print one plain line\./.exec(README_FLAT);
+    assert.ok(claim, 'the README says which commands take --json');
+    const named = (text: string): string[] => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).sort();
+    const commands = await ourCommands();
+    // Only the leaves: a parent such as `config` or `helper` runs a subcommand.
+    const leaves = commands.filter((c) => c.leaf);
+    assert.deepEqual(named(claim[1]!), leaves.filter((c) => c.json).map((c) => c.path.join(' ')).sort());
+    assert.deepEqual(named(claim[2]!), leaves.filter((c) => !c.json).map((c) => c.path.join(' ')).sort());
+  });
+
   test('its reason-code table lists exactly the codes a plan can give, in their order', async () => {
     const { REASONS } = await import('../../src/resume/reasons.js');
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = /^### Reason codes\n([\s\S]*?)\n(?=#)/m.exec(readme)?.[1] ?? '';
+    const section = /^### Reason codes\n([\s\S]*?)\n(?=#)/m.exec(README)?.[1] ?? '';
     const rows = section.split('\n').filter((line) => /^\| `/.test(line));
     assert.deepEqual(rows.map((row) => /^\| `([^`]+)` \|/.exec(row)?.[1]), Object.keys(REASONS));
     // The decision column: only delta resumes; unsafe-delta may resume with the full prompt.
