@@ -7,7 +7,7 @@ import { parseCallerArgs } from '../src/agent/argv.js';
 import { resolveWorkspace } from '../src/agent/workspace.js';
 import type { Branch } from '../src/cache/types.js';
 import { resolveSettings } from '../src/config.js';
-import { analyzeTurn, planTurn, type TurnContext } from '../src/plan.js';
+import { analyzeTurn, planTurn, type TurnContext } from '../src/turn/plan.js';
 import { messageDigest } from '../src/resume/digests.js';
 import { parseTranscript } from '../src/transcript/parse.js';
 import { STREAM_ARGS } from './lib/conversation.js';

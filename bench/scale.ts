@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { parseCallerArgs } from '../src/agent/argv.js';
 import { resolveSettings } from '../src/config.js';
 import { connectHelper } from '../src/helper/launcher.js';
-import { analyzeTurn } from '../src/plan.js';
+import { analyzeTurn } from '../src/turn/plan.js';
 import { parseTranscript } from '../src/transcript/parse.js';
 import { bigTranscript } from './lib/big-transcript.js';
 import { STREAM_ARGS } from './lib/conversation.js';

@@ -21,7 +21,7 @@ import { envValue } from '../env-value.js';
 import { runtimePaths } from '../helper/paths.js';
 import { fail, fields, paint, printJson, table } from '../present.js';
 import { isResumeEnabled } from '../resume/enabled.js';
-import { runLine } from '../turn-input.js';
+import { runLine } from '../turn/input.js';
 
 const NAMES = Object.keys(SETTINGS) as SettingName[];
 

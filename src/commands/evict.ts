@@ -3,7 +3,7 @@
 // (as git refuses an ambiguous short hash); --all drops everything.
 import type { Command } from 'commander';
 import { UsageError } from '../agent/argv.js';
-import { findingEnv } from '../helper-env.js';
+import { findingEnv } from '../turn/helper-env.js';
 import { probeHelper } from '../helper/launcher.js';
 import { fail, plural, printJson } from '../present.js';
 

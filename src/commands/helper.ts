@@ -4,7 +4,7 @@
 //   status  shows it; exit 0 when it runs, 3 when it does not (as `systemctl status`),
 //           1 when the runtime dir is unusable. Never starts one.
 import type { Command } from 'commander';
-import { findingEnv } from '../helper-env.js';
+import { findingEnv } from '../turn/helper-env.js';
 import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
 import type { StatsReply } from '../helper/protocol.js';
 import { VERSION } from '../version.js';

@@ -8,11 +8,11 @@ import type { Command } from 'commander';
 import { handsOver, UsageError } from '../agent/argv.js';
 import type { Branch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
-import { findingEnv, helperEnv } from '../helper-env.js';
+import { findingEnv, helperEnv } from '../turn/helper-env.js';
 import { isSameVersion } from '../helper/client.js';
 import { probeHelper, underSettings } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
-import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan } from '../plan.js';
+import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan } from '../turn/plan.js';
 import {
   ago,
   bytes,
@@ -32,7 +32,7 @@ import type { Analysis, BranchCheck } from '../resume/decide.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
 import type { Message } from '../transcript/types.js';
-import { contextFor, goneChats, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn-input.js';
+import { contextFor, goneChats, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn/input.js';
 
 interface InspectOptions {
   transcript?: string;

@@ -17,8 +17,8 @@ import type { Command } from 'commander';
 import { UsageError } from '../agent/argv.js';
 import { BranchStore } from '../cache/store.js';
 import { resolveSettings, type Settings } from '../config.js';
-import { helperEnv } from '../helper-env.js';
-import { analyzeTurn, planTurn, usesCache, type Plan } from '../plan.js';
+import { helperEnv } from '../turn/helper-env.js';
+import { analyzeTurn, planTurn, usesCache, type Plan } from '../turn/plan.js';
 import { bytes, fail, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
@@ -28,7 +28,7 @@ import { REASONS, type Reason } from '../resume/reasons.js';
 import { cheapJson } from '../transcript/parse.js';
 import { TranscriptError } from '../transcript/errors.js';
 import type { Conversation, Message } from '../transcript/types.js';
-import { contextFor, decodeFrom, parseFrom, readSource, runLine } from '../turn-input.js';
+import { contextFor, decodeFrom, parseFrom, readSource, runLine } from '../turn/input.js';
 
 /** Exit status when the decisions differ from --expect. */
 export const EXIT_EXPECT_FAILED = 1;

@@ -7,7 +7,7 @@ import { toolsFingerprint } from '../../src/resume/fingerprint.js';
 import { CONTINUE_LINE } from '../../src/resume/render.js';
 import { parseCallerArgs } from '../../src/agent/argv.js';
 import { resolveSettings } from '../../src/config.js';
-import { analyzeTurn } from '../../src/plan.js';
+import { analyzeTurn } from '../../src/turn/plan.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { ON, PATTERNS, analysisOf, asst, branchAfter, decideFor, fn, sys, toolMsg, user, type Body } from '../support/engine.js';
 

@@ -10,7 +10,7 @@ import { MAX_TAP_TOOL_CALLS, StreamTap } from '../../src/agent/stream-tap.js';
 import type { Branch } from '../../src/cache/types.js';
 import { resolveSettings } from '../../src/config.js';
 import { parseRequest } from '../../src/helper/protocol.js';
-import { planTurn, type TurnContext } from '../../src/plan.js';
+import { planTurn, type TurnContext } from '../../src/turn/plan.js';
 import { CHAT_ID_PATTERN, isSafeChatId } from '../../src/resume/chat-id.js';
 import { analyze, decide, type Decision } from '../../src/resume/decide.js';
 import { assistantDigest } from '../../src/resume/digests.js';

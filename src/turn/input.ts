@@ -3,17 +3,17 @@
 // (workspace resolved the same way), and the chat-store checks around a resume.
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
-import { chatStoreExists, missingChats } from './agent/chat-store.js';
-import { parseCallerArgs, UsageError, type CallerArgs } from './agent/argv.js';
-import { resolveWorkspace } from './agent/workspace.js';
-import type { Branch } from './cache/types.js';
-import type { Settings } from './config.js';
+import { chatStoreExists, missingChats } from '../agent/chat-store.js';
+import { parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
+import { resolveWorkspace } from '../agent/workspace.js';
+import type { Branch } from '../cache/types.js';
+import type { Settings } from '../config.js';
 import type { TurnContext } from './plan.js';
-import { decodeInput } from './transcript/decode.js';
-import { TranscriptError } from './transcript/errors.js';
-import { parseTranscript } from './transcript/parse.js';
-import { readInput } from './transcript/read-input.js';
-import type { Conversation } from './transcript/types.js';
+import { decodeInput } from '../transcript/decode.js';
+import { TranscriptError } from '../transcript/errors.js';
+import { parseTranscript } from '../transcript/parse.js';
+import { readInput } from '../transcript/read-input.js';
+import type { Conversation } from '../transcript/types.js';
 
 /** A file's bytes, or stdin's for "-"; a file we cannot open is a usage error (exit 2). */
 export async function readSource(file: string): Promise<Buffer> {

@@ -1,13 +1,13 @@
 // One turn's plan: the decision plus the exact argv and prompt cursor-agent gets.
 // A real run, --dry-run, inspect and simulate all come through here.
-import { buildAgentArgv, type CallerArgs, type OutputFormat } from './agent/argv.js';
-import type { Branch } from './cache/types.js';
-import type { Settings } from './config.js';
-import { concreteModel } from './transcript/model.js';
-import { analyze, decide, type Analysis, type Decision } from './resume/decide.js';
-import { isResumeEnabled } from './resume/enabled.js';
-import { compileSideCallPatterns } from './resume/side-call.js';
-import type { Conversation } from './transcript/types.js';
+import { buildAgentArgv, type CallerArgs, type OutputFormat } from '../agent/argv.js';
+import type { Branch } from '../cache/types.js';
+import type { Settings } from '../config.js';
+import { concreteModel } from '../transcript/model.js';
+import { analyze, decide, type Analysis, type Decision } from '../resume/decide.js';
+import { isResumeEnabled } from '../resume/enabled.js';
+import { compileSideCallPatterns } from '../resume/side-call.js';
+import type { Conversation } from '../transcript/types.js';
 
 
 export interface Plan extends Decision {
