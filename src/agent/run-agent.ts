@@ -19,6 +19,13 @@ export const HOLD_LIMIT = 4 * 1024 * 1024;
  */
 export const MAX_HELD_TAP_LINE = 64 * 1024 * 1024;
 
+/**
+ * How long cursor-agent gets to end after a relayed signal before it is killed
+ * hard: the turn is recorded (or released) only once it has ended, and the caller
+ * that sent the signal may send its next request at once.
+ */
+export const KILL_AFTER_MS = 1000;
+
 export interface AgentRunOptions {
   agent: string;
   argv: string[];
@@ -51,6 +58,10 @@ export interface AgentRun {
    * printed HOLD_LIMIT bytes without naming its chat, or our reader went away.
    */
   stopped: 'session-mismatch' | 'unverified' | 'stdout-closed' | null;
+  /** Our caller ended the run: the signal it sent us (relayed to cursor-agent), or its reading end of our stdout closed. */
+  endedByCaller: NodeJS.Signals | 'stdout-closed' | null;
+  /** cursor-agent outlived a relayed signal by KILL_AFTER_MS and was killed with SIGKILL. */
+  killedHard: boolean;
   /** Set when cursor-agent could not be started at all. */
   spawnError?: NodeJS.ErrnoException;
   /**
@@ -65,8 +76,19 @@ const RELAYED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
   return new Promise((resolve) => {
-    const tap = new StreamTap(options.stdout === 'hold' ? MAX_HELD_TAP_LINE : MAX_TAP_LINE);
-    const result: AgentRun = { code: null, signal: null, stderr: '', tap, wroteOutput: false, stopped: null, flushHeld: () => {} };
+    const tap = new StreamTap(options.stdout === 'hold' ? MAX_HELD_TAP_LINE : MAX_TAP_LINE, options.argv.includes('--stream-partial-output'));
+    const result: AgentRun = {
+      code: null,
+      signal: null,
+      stderr: '',
+      tap,
+      wroteOutput: false,
+      stopped: null,
+      endedByCaller: null,
+      killedHard: false,
+      flushHeld: () => {},
+    };
+    let hardKill: NodeJS.Timeout | undefined;
     const resumed = options.expectSession !== undefined;
     let verified = !resumed;
     let errLive = !resumed;
@@ -78,7 +100,12 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     const child = spawn(options.agent, options.argv, { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
 
     const relay = (signal: NodeJS.Signals): void => {
+      result.endedByCaller ??= signal;
       child.kill(signal);
+      hardKill ??= setTimeout(() => {
+        result.killedHard = true;
+        child.kill('SIGKILL');
+      }, KILL_AFTER_MS);
     };
     for (const signal of RELAYED_SIGNALS) process.on(signal, relay);
 
@@ -106,6 +133,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     const stop = (why: AgentRun['stopped']): void => {
       if (result.stopped !== null) return;
       result.stopped = why;
+      if (why === 'stdout-closed') result.endedByCaller ??= why;
       heldOut = [];
       heldErr = [];
       child.kill('SIGTERM');
@@ -156,6 +184,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       result.spawnError = error;
     });
     child.on('close', (code, signal) => {
+      clearTimeout(hardKill);
       tap.end();
       if (result.stopped === null) {
         result.flushHeld = () => {

@@ -13,6 +13,13 @@ export const MAX_TAP_LINE = 8 * 1024 * 1024;
  */
 export const MAX_TAP_TOOL_CALLS = 10_000;
 
+/**
+ * Reply text followed for a turn that ends at its tool calls (the caller then sends
+ * that text back in its next request). Past this the text is not followed, and such
+ * a turn is not recorded.
+ */
+export const MAX_TAP_REPLY_TEXT = 16 * 1024 * 1024;
+
 type Json = Record<string, unknown>;
 
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -42,14 +49,23 @@ export class StreamTap {
   resultText: string | undefined = undefined;
   resultLine: string | undefined = undefined;
   readonly toolCalls: ReplyToolCall[] = [];
+  /** Cursor's reply text as it streamed (what a caller that stops at a tool call has seen); undefined past MAX_TAP_REPLY_TEXT. */
+  replyText: string | undefined = '';
 
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private skipping = false;
   private sessionListener: ((id: unknown) => void) | undefined;
 
-  /** `maxLine`: lines longer than this are skipped, not parsed (see MAX_TAP_LINE). */
-  constructor(private readonly maxLine: number = MAX_TAP_LINE) {}
+  /**
+   * `maxLine`: lines longer than this are skipped, not parsed (see MAX_TAP_LINE).
+   * `partial`: the run streams partial output (--stream-partial-output), whose assistant
+   * events are deltas (`timestamp_ms` alone) and flushes that repeat them (the rest).
+   */
+  constructor(
+    private readonly maxLine: number = MAX_TAP_LINE,
+    private readonly partial: boolean = false,
+  ) {}
 
   /** Called once, with the first session_id the stream shows (never, if it shows none). */
   onSession(listener: (id: unknown) => void): void {
@@ -127,9 +143,25 @@ export class StreamTap {
           this.toolCalls.push({ id: event.call_id, name: toolName(event.tool_call) });
         }
         return;
+      case 'assistant':
+        this.answerStarted = true;
+        this.followReply(event);
+        return;
       default:
         this.answerStarted = true;
     }
+  }
+
+  private followReply(event: Json): void {
+    if (this.replyText === undefined) return;
+    if (this.partial && !('timestamp_ms' in event && !('model_call_id' in event))) return;
+    const message = event.message;
+    const content = isObject(message) ? message.content : undefined;
+    if (!Array.isArray(content)) return;
+    for (const part of content) {
+      if (isObject(part) && part.type === 'text' && typeof part.text === 'string') this.replyText += part.text;
+    }
+    if (this.replyText.length > MAX_TAP_REPLY_TEXT) this.replyText = undefined;
   }
 
   private noteSession(id: unknown): void {

@@ -8,11 +8,12 @@ import type { Command } from 'commander';
 import { handsOver, UsageError } from '../agent/argv.js';
 import type { Branch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
-import { findingEnv, helperEnv } from '../turn/helper-env.js';
+import { findingEnv } from '../turn/helper-env.js';
 import { isSameVersion } from '../helper/client.js';
-import { probeHelper, underSettings } from '../helper/launcher.js';
+import { probeHelper } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
-import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan } from '../turn/plan.js';
+import { viewCache, type CacheView } from '../turn/cache-view.js';
+import { analyzeTurn, dryRunView, planTurn, type Plan } from '../turn/plan.js';
 import {
   ago,
   bytes,
@@ -213,14 +214,6 @@ function groupByAnchor(branches: BranchSummary[]): BranchSummary[] {
 
 // ---- the explanation ------------------------------------------------------------
 
-type HelperState = 'running' | 'not-running' | 'other-version' | 'unreachable' | 'not-asked';
-
-interface CacheView {
-  state: HelperState;
-  note: string;
-  branches: Branch[] | null;
-}
-
 async function explain(file: string, options: InspectOptions, rest: string[], settings: Settings): Promise<void> {
   const caller = runLine(options, rest);
   // A run line with a word (a prompt or a subcommand) or --version reads no transcript: a run hands it
@@ -234,54 +227,14 @@ async function explain(file: string, options: InspectOptions, rest: string[], se
   const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
 
-  const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, settings) : notAsked(analysis, context.caller.callerResume);
+  // The very lookup a dry run makes: read-only, starting nothing.
+  const cache = await viewCache(analysis, context, { mode: 'peek', runtimeDirIgnored: false });
   // As a run does: chats gone from Cursor's store are not resumed.
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
   const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, cache, plan, missing);
   if (options.json) printJson(view);
   else process.stdout.write(render(view));
-}
-
-function notAsked(analysis: Analysis, callerResume: boolean): CacheView {
-  const why =
-    analysis.conversation.shape === 'text'
-      ? 'plain text is never resumed'
-      : !isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME)
-        ? 'resume is off'
-        : callerResume
-          ? 'the caller chose the chat'
-          : analysis.sideCall
-            ? 'a side call never touches the cache'
-            : 'there is no anchor';
-  return { state: 'not-asked', note: `not consulted: ${why}`, branches: [] };
-}
-
-/** The anchor's branches through a running helper of this version; starts none, as --dry-run. */
-async function lookUp(anchor: string, settings: Settings): Promise<CacheView> {
-  const env = helperEnv(settings);
-  const probe = await probeHelper({ env });
-  if (!probe.running) {
-    // A run would start a helper (or fail to) and find nothing in it.
-    if ('error' in probe) return { state: 'unreachable', note: `the helper cannot be reached: ${probe.error}`, branches: null };
-    return { state: 'not-running', note: 'no helper running: empty cache (a run would start one)', branches: [] };
-  }
-  try {
-    if (!isSameVersion(probe.hello)) {
-      return {
-        state: 'other-version',
-        note: `the running helper is version ${probe.hello.version}: a run replaces it and starts with an empty cache`,
-        branches: [],
-      };
-    }
-    // Read-only, unlike a run's lookup: explaining a decision must not change the next one.
-    const branches = underSettings(await probe.client.peek(anchor), probe.hello, env);
-    return { state: 'running', note: `helper pid ${probe.hello.pid}: ${plural(branches.length, 'branch', 'branches')} for this anchor`, branches };
-  } catch (error) {
-    return { state: 'unreachable', note: `the helper did not answer the lookup: ${(error as Error).message}`, branches: null };
-  } finally {
-    probe.client.close();
-  }
 }
 
 const textOf = (m: Message | undefined): string =>

@@ -18,10 +18,10 @@ import { UsageError } from '../agent/argv.js';
 import { BranchStore } from '../cache/store.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { helperEnv } from '../turn/helper-env.js';
-import { analyzeTurn, planTurn, usesCache, type Plan } from '../turn/plan.js';
+import { analyzeTurn, cacheUse, planTurn, type Plan } from '../turn/plan.js';
+import { knownAfter, recordFor } from '../turn/record.js';
 import { bytes, fail, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
-import { assistantDigest } from '../resume/digests.js';
 import { provePrefix } from '../resume/prefix.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
@@ -250,15 +250,16 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
   return turns.map((turn, i): TurnResult => {
     if (i > 0) now += gapMs;
     const { context, analysis } = analysed[i]!;
-    const branches = usesCache(analysis, context) ? store.lookup(analysis.anchor!) : [];
+    const use = cacheUse(analysis, context);
+    const branches = use.asked ? store.lookup(use.anchor) : [];
     const plan: Plan = planTurn(analysis, context, { branches });
     // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
-    if (plan.decision !== 'fresh') store.lease(plan.anchor!, plan.chatId!, plan.baseVersion!, HOLDER);
+    if (plan.decision !== 'fresh') store.lease(plan.anchor, plan.chatId, plan.baseVersion, HOLDER);
     const { continuedBy, reply } = scriptedReply(analyses, i);
     let chatId = plan.chatId;
     let recorded = false;
     let note: string;
-    if (!plan.record) {
+    if (!plan.record || plan.anchor === null) {
       note = 'not recorded: this turn never touches the cache';
     } else if (!reply) {
       store.release(HOLDER);
@@ -269,26 +270,13 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
             ? 'not recorded: the last turn (no later transcript carries its reply)'
             : 'not recorded: no later transcript continues this conversation';
     } else {
-      chatId = plan.decision === 'fresh' ? `sim-${++chats}` : plan.chatId!;
+      chatId = plan.decision === 'fresh' ? `sim-${++chats}` : plan.chatId;
       // Exactly what a run records: every message's digest, then cursor's reply.
       const text = reply.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
       const calls = reply.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, name: p.name }] : []));
-      const result = store.record(
-        {
-          anchor: plan.anchor!,
-          chatId,
-          toolsFingerprint: analysis.toolsFingerprint,
-          workspace: analysis.workspace,
-          model: analysis.model,
-          known: analysis.digests.join('') + assistantDigest(text, calls),
-          baseVersion: plan.decision !== 'fresh' ? plan.baseVersion : null,
-          savedBytes: plan.fullPromptBytes - plan.promptBytes,
-          outcome: 'success',
-        },
-        HOLDER,
-      );
+      const result = store.record(recordFor({ ...plan, anchor: plan.anchor }, analysis, chatId, { text, calls }), HOLDER);
       recorded = result.recorded;
-      note = result.recorded ? `recorded: chat ${chatId} knows ${analysis.digests.length + 1} messages` : `not recorded: ${result.message}`;
+      note = result.recorded ? `recorded: chat ${chatId} knows ${knownAfter(analysis)} messages` : `not recorded: ${result.message}`;
     }
     return {
       turn: i + 1,

@@ -83,19 +83,33 @@ export interface DecideInput {
   missingChats: ReadonlySet<string>;
 }
 
-export interface Decision {
-  decision: DecisionKind;
+interface DecisionBase {
   reason: Reason;
   detail: string;
-  anchor: string | null;
-  chatId: string | null;
-  /** The resumed branch's version, for the compare-and-set when the turn is recorded. */
-  baseVersion: number | null;
   prompt: string;
-  /** Whether the outcome of this turn belongs in the cache. */
-  record: boolean;
   checks: BranchCheck[];
 }
+
+/** A new chat: nothing to resume, and an anchor only when the transcript has one. */
+export interface FreshDecision extends DecisionBase {
+  decision: 'fresh';
+  anchor: string | null;
+  chatId: null;
+  baseVersion: null;
+  /** Whether the outcome of this turn belongs in the cache. */
+  record: boolean;
+}
+
+/** A known chat continued: its ID, and its branch's version for the compare-and-set when the turn is recorded. */
+export interface ResumeDecision extends DecisionBase {
+  decision: 'resume-delta' | 'resume-full';
+  anchor: string;
+  chatId: string;
+  baseVersion: number;
+  record: true;
+}
+
+export type Decision = FreshDecision | ResumeDecision;
 
 function describeProof(proof: PrefixProof, analysis: Analysis): string {
   const at = proof.matched;
@@ -142,7 +156,7 @@ function closest(checks: BranchCheck[], branches: ReadonlyArray<Branch>): Branch
 
 export function decide(input: DecideInput): Decision {
   const { analysis, settings } = input;
-  const fresh = (reason: Reason, record: boolean, checks: BranchCheck[] = [], detail: string = REASONS[reason]): Decision => ({
+  const fresh = (reason: Reason, record: boolean, checks: BranchCheck[] = [], detail: string = REASONS[reason]): FreshDecision => ({
     decision: 'fresh',
     reason,
     detail,
@@ -160,7 +174,8 @@ export function decide(input: DecideInput): Decision {
   if (analysis.sideCall) {
     return fresh('side-call', false, [], `${REASONS['side-call']} (matched /${analysis.sideCall.pattern}/ in the first ${analysis.sideCall.role} message)`);
   }
-  if (analysis.anchor === null) return fresh('no-anchor', false);
+  const { anchor } = analysis;
+  if (anchor === null) return fresh('no-anchor', false);
   if (input.branches === null) return fresh('no-cache', false);
   if (input.branches.length === 0) return fresh('no-entry', true);
 
@@ -174,7 +189,7 @@ export function decide(input: DecideInput): Decision {
       decision: 'resume-delta',
       reason: 'delta',
       detail: usable.detail,
-      anchor: analysis.anchor,
+      anchor,
       chatId: usable.chatId,
       baseVersion: usable.version,
       prompt: usable.delta!,
@@ -187,7 +202,7 @@ export function decide(input: DecideInput): Decision {
       decision: 'resume-full',
       reason: 'unsafe-delta',
       detail: usable.detail,
-      anchor: analysis.anchor,
+      anchor,
       chatId: usable.chatId,
       baseVersion: usable.version,
       prompt: analysis.fullPrompt,

@@ -4,13 +4,15 @@ import { buildAgentArgv, type CallerArgs, type OutputFormat } from '../agent/arg
 import type { Branch } from '../cache/types.js';
 import type { Settings } from '../config.js';
 import { concreteModel } from '../transcript/model.js';
-import { analyze, decide, type Analysis, type Decision } from '../resume/decide.js';
+import { analyze, decide, type Analysis, type Decision, type ResumeDecision } from '../resume/decide.js';
+import { REASONS } from '../resume/reasons.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { compileSideCallPatterns } from '../resume/side-call.js';
 import type { Conversation } from '../transcript/types.js';
 
 
-export interface Plan extends Decision {
+/** What a decision becomes on the wire to cursor-agent. */
+interface Invocation {
   argv: string[];
   /** What the caller asked for; when it is not stream-json and the turn is recorded, we translate. */
   callerFormat: OutputFormat;
@@ -19,6 +21,10 @@ export interface Plan extends Decision {
   promptBytes: number;
   fullPromptBytes: number;
 }
+
+/** A decision with its argv and stdin: the union says when there is a chat to resume. */
+export type Plan = Decision & Invocation;
+export type ResumePlan = ResumeDecision & Invocation;
 
 export interface TurnContext {
   caller: CallerArgs;
@@ -40,16 +46,16 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
 /**
  * Whether a run asks the cache about this turn at all: resume on, a structured
  * transcript, no --resume/--continue of the caller's, an anchor, not a side call.
- * Otherwise the plan is fresh whatever the cache holds, and the cache is not touched.
+ * Otherwise the plan is fresh whatever the cache holds, the cache is not touched,
+ * and `why` says so (inspect shows it).
  */
-export function usesCache(analysis: Analysis, context: TurnContext): boolean {
-  return (
-    isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME) &&
-    analysis.conversation.shape !== 'text' &&
-    !context.caller.callerResume &&
-    analysis.anchor !== null &&
-    analysis.sideCall === null
-  );
+export function cacheUse(analysis: Analysis, context: TurnContext): { asked: true; anchor: string } | { asked: false; why: string } {
+  if (analysis.conversation.shape === 'text') return { asked: false, why: 'plain text is never resumed' };
+  if (!isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME)) return { asked: false, why: 'resume is off' };
+  if (context.caller.callerResume) return { asked: false, why: 'the caller chose the chat' };
+  if (analysis.sideCall) return { asked: false, why: 'a side call never touches the cache' };
+  if (analysis.anchor === null) return { asked: false, why: 'there is no anchor' };
+  return { asked: true, anchor: analysis.anchor };
 }
 
 export function planTurn(
@@ -93,6 +99,25 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     promptBytes: bytes,
     fullPromptBytes: conversation.raw ? bytes : Buffer.byteLength(analysis.fullPrompt),
   };
+}
+
+/** The same turn as a fresh chat with the whole conversation, after the chat it resumed could not be. */
+export function retryFresh(plan: ResumePlan, analysis: Analysis, context: TurnContext): Plan {
+  return withArgv(
+    {
+      decision: 'fresh',
+      reason: 'resume-failed',
+      detail: REASONS['resume-failed'],
+      anchor: plan.anchor,
+      chatId: null,
+      baseVersion: null,
+      prompt: analysis.fullPrompt,
+      record: true,
+      checks: plan.checks,
+    },
+    analysis,
+    context,
+  );
 }
 
 /** Exactly the object SPEC.md promises for --dry-run. */

@@ -1,0 +1,174 @@
+// What happens after cursor-agent ran: pure, from the plan and what the run showed
+// to the next step (retry fresh, evict, record or release, the exit status and the
+// message), so the rules are unit-tested the way decide() is. Two steps, because a
+// text or json caller's answer is printed between them and printing can fail:
+// `judge` says whether the run's output is passed on at all, `settle` what the
+// cache learns and how the turn exits.
+import { classifyFailure, type FailureKind } from '../agent/failure.js';
+import { notFoundMessage, signalExit } from '../agent/passthrough.js';
+import type { Outcome } from '../cache/types.js';
+import { isSafeChatId } from '../resume/chat-id.js';
+import type { ReplyToolCall } from '../resume/digests.js';
+import type { Plan } from './plan.js';
+
+/** Exit status when the caller closed our stdout early: what a process killed by SIGPIPE reports. */
+export const EXIT_STDOUT_CLOSED = signalExit('SIGPIPE');
+
+/** What a run showed: a structural part of agent/run-agent.ts's AgentRun. */
+export interface RunFacts {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+  wroteOutput: boolean;
+  stopped: 'session-mismatch' | 'unverified' | 'stdout-closed' | null;
+  /** Our caller ended the run: the signal it sent us (and we relayed), or its reading end of our stdout closed. */
+  endedByCaller: NodeJS.Signals | 'stdout-closed' | null;
+  /** The agent outlived the relayed signal and was killed hard: whatever it did meanwhile is unknown. */
+  killedHard: boolean;
+  spawnError?: NodeJS.ErrnoException;
+  tap: {
+    sessionId: unknown;
+    sessionChanged: boolean;
+    answerStarted: boolean;
+    results: number;
+    isError: boolean;
+    resultText: string | undefined;
+    /** Cursor's reply text as it streamed; undefined when it could not be followed. */
+    replyText: string | undefined;
+    toolCalls: ReadonlyArray<ReplyToolCall>;
+  };
+}
+
+const OUTCOME_OF: Record<FailureKind, Outcome> = {
+  resume: 'resume-failed',
+  auth: 'auth',
+  quota: 'quota',
+  network: 'network',
+  model: 'model',
+  oom: 'error',
+  signal: 'interrupted',
+  'error-result': 'error',
+  other: 'error',
+};
+
+/** The failure of a run, counting a resumed chat that answered under another ID, or under none, as a failed resume. */
+export function failureOf(run: RunFacts, plan: Plan): FailureKind | null {
+  if (run.stopped === 'session-mismatch' || run.stopped === 'unverified') return 'resume';
+  const failure = classifyFailure({ code: run.code, signal: run.signal, stderr: run.stderr, errorResult: run.tap.isError });
+  if (failure !== null || plan.decision === 'fresh') return failure;
+  return run.tap.sessionId === plan.chatId && !run.tap.sessionChanged ? null : 'resume';
+}
+
+/** cursor-agent ended with an error of its own (its message and status are passed on as they are). */
+const failedOnItsOwn = (run: RunFacts): boolean => run.stopped === null && run.signal === null && run.code !== 0;
+
+/** Why a resumed run did not continue the chat it was given, for a message. */
+function whyNotResumed(run: RunFacts, plan: Plan & { chatId: string }, holdLimit: number): string {
+  const id = run.tap.sessionId;
+  if (run.stopped === 'unverified') return `its output named no chat in its first ${holdLimit / 1024 / 1024} MiB`;
+  if (failedOnItsOwn(run)) return 'a resume error';
+  if (id === undefined) return 'its output named no chat';
+  if (id !== plan.chatId) return `it answered as ${isSafeChatId(id) ? `chat ${id}` : 'another chat'}, which has none of the conversation`;
+  return 'its chat ID changed during the answer';
+}
+
+export type Judgement =
+  /** Pass on what the run printed (and held). */
+  | { next: 'deliver'; failure: FailureKind | null; evict: string | null }
+  /** The chat is gone and nothing was shown: evict it, run the turn again as a fresh chat. */
+  | { next: 'retry-fresh'; failure: 'resume'; evict: string; say: string }
+  /** The chat is gone, nothing was shown, and no retry is allowed: print nothing of it, say why, exit 1. */
+  | { next: 'lost'; failure: 'resume'; evict: string; error: string };
+
+export function judge(plan: Plan, run: RunFacts, options: { retryFresh: boolean; holdLimit: number }): Judgement {
+  const failure = failureOf(run, plan);
+  if (plan.decision === 'fresh' || failure !== 'resume') return { next: 'deliver', failure, evict: null };
+  // The chat is gone: it must never be resumed again.
+  const why = whyNotResumed(run, plan, options.holdLimit);
+  if (run.wroteOutput) return { next: 'deliver', failure, evict: plan.chatId };
+  if (options.retryFresh) {
+    return {
+      next: 'retry-fresh',
+      failure,
+      evict: plan.chatId,
+      say: `cursor could not resume chat ${plan.chatId} (${why}); retrying once as a fresh chat with the whole conversation`,
+    };
+  }
+  // What cursor printed may be an answer without the conversation's context: never passed on as one.
+  if (failedOnItsOwn(run)) return { next: 'deliver', failure, evict: plan.chatId };
+  return {
+    next: 'lost',
+    failure,
+    evict: plan.chatId,
+    error: `cursor could not resume chat ${plan.chatId}: ${why}. Nothing was printed and its entry was dropped (retryFresh is off); run the turn again to start a fresh chat with the whole conversation`,
+  };
+}
+
+/** What the turn tells the helper. */
+export type CacheUpdate =
+  /** The chat's history is now the sent messages and this reply: `ended` says whether the turn finished or stopped at its tool calls. */
+  | { kind: 'record'; chatId: string; reply: { text: string; calls: ReadonlyArray<ReplyToolCall> }; ended: 'result' | 'tool-calls' }
+  /** A leased chat's turn ended without a record: how, and whether its history is still what the cache knows. */
+  | { kind: 'release'; outcome: Outcome; state: 'ok' | 'unknown' };
+
+export interface Settlement {
+  update: CacheUpdate | null;
+  /** Said with --verbose when a finished turn cannot be recorded. */
+  say: string | null;
+  /** Said always (stderr), when cursor-agent could not be started. */
+  error: string | null;
+  exit: number;
+  /** For the trace: the failure, if any (a run handed over at its tool calls is none). */
+  failure: string | null;
+}
+
+/**
+ * A run the caller ended right after cursor's tool calls is the normal end of a tool
+ * turn (the caller runs the tools and sends their results as the next request): the chat
+ * holds the turn up to those calls, so it is recorded as such. Any other cut-short run
+ * leaves the chat's history unknown.
+ */
+function handedOver(run: RunFacts, plan: Plan): boolean {
+  const { tap } = run;
+  return (
+    run.endedByCaller !== null &&
+    !run.killedHard &&
+    tap.toolCalls.length > 0 &&
+    tap.replyText !== undefined &&
+    tap.results === 0 &&
+    (run.stopped === null || run.stopped === 'stdout-closed') &&
+    (plan.decision === 'fresh' || tap.sessionId === plan.chatId)
+  );
+}
+
+export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind | null; lost: boolean }, agent: string): Settlement {
+  const resumed = plan.decision !== 'fresh';
+  if (run.spawnError) {
+    const { code, kind, message } = notFoundMessage(agent, run.spawnError);
+    // Only a resumed chat was leased; cursor-agent never ran, so its history is as it was.
+    return { update: resumed ? { kind: 'release', outcome: 'error', state: 'ok' }  : null, say: null, error: message, exit: code, failure: kind };
+  }
+  const exit = judged.lost ? 1 : run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);
+  const { tap } = run;
+  const handover = handedOver(run, plan);
+  const failure = handover ? null : judged.failure;
+  const done = (update: CacheUpdate | null, say: string | null = null): Settlement => ({ update, say, error: null, exit, failure });
+  if (!plan.record) return done(null);
+
+  const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
+  const usableChat = isSafeChatId(tap.sessionId) && !tap.sessionChanged;
+  if (complete && usableChat) {
+    return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: tap.resultText!, calls: tap.toolCalls }, ended: 'result' });
+  }
+  if (handover && usableChat) {
+    return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: tap.replyText!, calls: tap.toolCalls }, ended: 'tool-calls' });
+  }
+  const unusable = (complete || handover) && !usableChat;
+  const say = unusable ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}` : null;
+  // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
+  if (!resumed || judged.failure === 'resume') return done(null, say);
+  // The chat's history is unknown once the model began answering, or when the turn was cut short.
+  const unknown = tap.answerStarted || run.signal !== null || run.stopped !== null;
+  const outcome: Outcome = judged.failure ? OUTCOME_OF[judged.failure] : run.stopped ? 'interrupted' : 'error';
+  return done({ kind: 'release', outcome, state: unknown ? 'unknown' : 'ok' }, say);
+}

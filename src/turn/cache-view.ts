@@ -1,0 +1,64 @@
+// What the cache says about a turn, found one way for a run, a dry run and
+// `inspect --transcript`: a run may start the helper and its lookup counts as a
+// use; the other two start nothing and peek (no LRU touch, no expiry), yet plan as
+// the run after them will. `branches` is null when the cache could not be used.
+import type { Branch } from '../cache/types.js';
+import type { HelperClient } from '../helper/client.js';
+import { connectHelper, underSettings } from '../helper/launcher.js';
+import type { Analysis } from '../resume/decide.js';
+import { helperEnv } from './helper-env.js';
+import { cacheUse, type TurnContext } from './plan.js';
+
+export type CacheState = 'running' | 'not-running' | 'other-version' | 'unreachable' | 'not-asked';
+
+export interface CacheView {
+  state: CacheState;
+  /** One line for people: what was found, or why the cache was not used. */
+  note: string;
+  branches: Branch[] | null;
+  /** A run's open connection, for the lease and the record; the caller closes it. */
+  client: HelperClient | null;
+}
+
+const view = (state: CacheState, note: string, branches: Branch[] | null, client: HelperClient | null = null): CacheView => ({
+  state,
+  note,
+  branches,
+  client,
+});
+
+/**
+ * `mode` 'run' starts (or replaces) the helper when needed and looks up for real;
+ * 'peek' starts nothing: with no helper, or one a run would replace, the cache is
+ * empty, as that run would find it.
+ */
+export async function viewCache(
+  analysis: Analysis,
+  context: TurnContext,
+  options: { mode: 'run' | 'peek'; runtimeDirIgnored: boolean },
+): Promise<CacheView> {
+  const use = cacheUse(analysis, context);
+  if (!use.asked) return view('not-asked', `not consulted: ${use.why}`, []);
+  if (options.runtimeDirIgnored) return view('unreachable', 'the runtimeDir setting is not usable (see the warning above)', null);
+  const env = helperEnv(context.settings, context.env);
+  const connected = await connectHelper({ start: options.mode === 'run', env });
+  if (!connected.ok) {
+    if (connected.code === 'not-running') return view('not-running', 'no helper running: empty cache (a run would start one)', []);
+    if (connected.code === 'version-mismatch') {
+      return view('other-version', `${connected.reason}: a run replaces it and starts with an empty cache`, []);
+    }
+    return view('unreachable', `the helper cannot be reached: ${connected.reason}`, null);
+  }
+  const { client, server } = connected;
+  try {
+    const branches =
+      options.mode === 'run' ? await client.lookup(use.anchor) : underSettings(await client.peek(use.anchor), server, env);
+    const note = `helper pid ${server.pid}: ${branches.length} ${branches.length === 1 ? 'branch' : 'branches'} for this anchor`;
+    if (options.mode === 'run') return view('running', note, branches, client);
+    client.close();
+    return view('running', note, branches);
+  } catch (error) {
+    client.close();
+    return view('unreachable', `the helper did not answer the lookup: ${(error as Error).message}`, null);
+  }
+}

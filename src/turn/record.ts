@@ -1,0 +1,43 @@
+// What a turn that cursor answered tells the cache: one builder for a run and for
+// `simulate`, so the two record exactly the same sequence for the same turn.
+import type { RecordRequest } from '../helper/protocol.js';
+import type { Analysis } from '../resume/decide.js';
+import { assistantDigest, type ReplyToolCall } from '../resume/digests.js';
+import type { Plan } from './plan.js';
+
+/** Cursor's reply to the turn: its text and its tool calls. */
+export interface Reply {
+  text: string;
+  calls: ReadonlyArray<ReplyToolCall>;
+}
+
+/** The digest of cursor's reply, as the next transcript's copy of it will digest. */
+export const replyDigest = (_analysis: Analysis, reply: Reply): string => assistantDigest(reply.text, reply.calls);
+
+/**
+ * The record of a turn: every message sent so far, then cursor's reply, for the
+ * anchor's branch the plan resumed (compare-and-set on its version) or a new one.
+ */
+export function recordFor(
+  plan: Plan & { anchor: string },
+  analysis: Analysis,
+  chatId: string,
+  reply: Reply,
+  storeSeen?: boolean,
+): RecordRequest {
+  return {
+    anchor: plan.anchor,
+    chatId,
+    toolsFingerprint: analysis.toolsFingerprint,
+    workspace: analysis.workspace,
+    model: analysis.model,
+    known: analysis.digests.join('') + replyDigest(analysis, reply),
+    baseVersion: plan.decision === 'fresh' ? null : plan.baseVersion,
+    savedBytes: plan.fullPromptBytes - plan.promptBytes,
+    outcome: 'success',
+    ...(storeSeen === undefined ? {} : { storeSeen }),
+  };
+}
+
+/** Messages a recorded chat knows: the sent ones and the reply. */
+export const knownAfter = (analysis: Analysis): number => analysis.digests.length + 1;

@@ -1,0 +1,149 @@
+// The after-run step, unit-tested as decide() is: from a plan and what the run
+// showed to what happens next.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { EXIT_STDOUT_CLOSED, judge, settle, type RunFacts } from '../../src/turn/after-run.js';
+import type { Plan } from '../../src/turn/plan.js';
+import { asst, branchAfter, decideFor, user, type Body } from '../support/engine.js';
+
+const turn1: Body = { messages: [user('hello')] };
+const turn2: Body = { messages: [user('hello'), asst('hi'), user('more')] };
+const asPlan = (decision: ReturnType<typeof decideFor>): Plan => ({
+  ...decision,
+  argv: [],
+  callerFormat: 'stream-json',
+  stdin: decision.prompt,
+  promptBytes: 10,
+  fullPromptBytes: 100,
+});
+const fresh = asPlan(decideFor(turn1, []));
+const resumed = asPlan(decideFor(turn2, [branchAfter(turn1, { text: 'hi' }, { chatId: 'chat-1' })]));
+
+function run(over: Partial<RunFacts> = {}, tap: Partial<RunFacts['tap']> = {}): RunFacts {
+  return {
+    code: 0,
+    signal: null,
+    stderr: '',
+    wroteOutput: true,
+    stopped: null,
+    endedByCaller: null,
+    killedHard: false,
+    ...over,
+    tap: {
+      sessionId: 'chat-1',
+      sessionChanged: false,
+      answerStarted: true,
+      results: 1,
+      isError: false,
+      resultText: 'the answer',
+      replyText: 'the answer',
+      toolCalls: [],
+      ...tap,
+    },
+  };
+}
+const OPTIONS = { retryFresh: true, holdLimit: 4 * 1024 * 1024 };
+const settled = (plan: Plan, facts: RunFacts) => {
+  const judged = judge(plan, facts, OPTIONS);
+  return settle(plan, facts, { failure: judged.failure, lost: judged.next === 'lost' }, 'cursor-agent');
+};
+
+describe('the plans under test', () => {
+  test('one fresh and recorded, one resumed', () => {
+    assert.equal(fresh.decision, 'fresh');
+    assert.equal(fresh.record, true);
+    assert.equal(resumed.decision, 'resume-delta');
+  });
+});
+
+describe('judge', () => {
+  test('a good run is delivered', () => {
+    assert.deepEqual(judge(resumed, run(), OPTIONS), { next: 'deliver', failure: null, evict: null });
+  });
+  test('a resumed chat that answered as another, with nothing shown: evict and retry fresh', () => {
+    const j = judge(resumed, run({ wroteOutput: false, stopped: 'session-mismatch' }, { sessionId: 'other' }), OPTIONS);
+    assert.equal(j.next, 'retry-fresh');
+    assert.equal(j.evict, 'chat-1');
+    assert.match(j.next === 'retry-fresh' ? j.say : '', /answered as chat other/);
+  });
+  test('the same with retryFresh off: lost, said, nothing delivered', () => {
+    const j = judge(resumed, run({ wroteOutput: false, stopped: 'session-mismatch' }, { sessionId: 'other' }), { ...OPTIONS, retryFresh: false });
+    assert.equal(j.next, 'lost');
+    assert.match(j.next === 'lost' ? j.error : '', /Nothing was printed and its entry was dropped/);
+    assert.equal(settle(resumed, run(), { failure: 'resume', lost: true }, 'a').exit, 1);
+  });
+  test("cursor-agent's own resume error with retryFresh off is passed on as it printed it, and evicted", () => {
+    const j = judge(resumed, run({ wroteOutput: false, code: 1, stderr: 'Error: chat not found' }), { ...OPTIONS, retryFresh: false });
+    assert.deepEqual(j, { next: 'deliver', failure: 'resume', evict: 'chat-1' });
+  });
+  test('output already shown: never retried, still evicted', () => {
+    assert.deepEqual(judge(resumed, run({ code: 1, stderr: 'Error: failed to resume' }), OPTIONS), { next: 'deliver', failure: 'resume', evict: 'chat-1' });
+  });
+  test('a fresh run is never retried', () => {
+    assert.equal(judge(fresh, run({ wroteOutput: false, code: 1, stderr: 'chat not found' }), OPTIONS).next, 'deliver');
+  });
+});
+
+describe('settle', () => {
+  test('a finished turn is recorded with the result text and the calls', () => {
+    const s = settled(fresh, run({}, { toolCalls: [{ id: 'c1', name: 'read' }] }));
+    assert.deepEqual(s.update, { kind: 'record', chatId: 'chat-1', reply: { text: 'the answer', calls: [{ id: 'c1', name: 'read' }] }, ended: 'result' });
+    assert.equal(s.exit, 0);
+    assert.equal(s.failure, null);
+  });
+  test('the tool-loop handover: killed by the caller right after a tool call is recorded up to the calls', () => {
+    const facts = run(
+      { code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' },
+      { results: 0, resultText: undefined, replyText: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'read' }] },
+    );
+    for (const plan of [fresh, resumed]) {
+      const s = settled(plan, facts);
+      assert.deepEqual(s.update, { kind: 'record', chatId: 'chat-1', reply: { text: 'Let me look.', calls: [{ id: 'call_1', name: 'read' }] }, ended: 'tool-calls' });
+      assert.equal(s.exit, 143);
+      assert.equal(s.failure, null);
+    }
+  });
+  test('a closed stdout after a tool call is a handover too (exit 141)', () => {
+    const facts = run(
+      { code: null, signal: 'SIGTERM', stopped: 'stdout-closed', endedByCaller: 'stdout-closed' },
+      { results: 0, resultText: undefined, replyText: '', toolCalls: [{ id: 'call_1', name: 'read' }] },
+    );
+    const s = settled(resumed, facts);
+    assert.equal(s.update?.kind, 'record');
+    assert.equal(s.exit, EXIT_STDOUT_CLOSED);
+  });
+  test('killed before any tool call: interrupted, the leased chat released as unknown', () => {
+    const facts = run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { results: 0, resultText: undefined, replyText: 'Let me' });
+    assert.deepEqual(settled(resumed, facts).update, { kind: 'release', outcome: 'interrupted', state: 'unknown' });
+    assert.equal(settled(fresh, facts).update, null);
+    assert.equal(settled(fresh, facts).failure, 'signal');
+  });
+  test('no handover when the agent died of a signal nobody sent us, outlived the signal, or answered as another chat', () => {
+    const calls = { results: 0, resultText: undefined, replyText: '', toolCalls: [{ id: 'call_1', name: 'read' }] };
+    assert.equal(settled(resumed, run({ code: null, signal: 'SIGKILL' }, calls)).update?.kind, 'release');
+    assert.equal(settled(resumed, run({ code: null, signal: 'SIGKILL', endedByCaller: 'SIGTERM', killedHard: true }, calls)).update?.kind, 'release');
+    assert.equal(settled(fresh, run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { ...calls, replyText: undefined })).update, null);
+    assert.equal(settled(resumed, run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { ...calls, sessionId: 'other' })).update?.kind, 'release');
+  });
+  test('an unusable chat ID is said, not recorded', () => {
+    const s = settled(fresh, run({}, { sessionId: '../etc' }));
+    assert.equal(s.update, null);
+    assert.match(s.say ?? '', /unusable chat ID/);
+  });
+  test('a resumed turn that failed before answering keeps its history; after answering, unknown', () => {
+    assert.deepEqual(settled(resumed, run({ code: 1, stderr: 'Error: Authentication required' }, { answerStarted: false, results: 0 })).update, {
+      kind: 'release',
+      outcome: 'auth',
+      state: 'ok',
+    });
+    assert.deepEqual(settled(resumed, run({ code: 1, stderr: 'fetch failed' }, { results: 0 })).update, { kind: 'release', outcome: 'network', state: 'unknown' });
+  });
+  test('cursor-agent not found: 127, a message, and a leased chat released as it was', () => {
+    const missing = Object.assign(new Error('spawn x ENOENT'), { code: 'ENOENT' });
+    const s = settled(resumed, run({ code: -2, spawnError: missing }));
+    assert.equal(s.exit, 127);
+    assert.equal(s.failure, 'not-found');
+    assert.deepEqual(s.update, { kind: 'release', outcome: 'error', state: 'ok' });
+    assert.ok(s.error);
+  });
+});
