@@ -43,6 +43,13 @@ export interface AgentRunOptions {
    * decides only then whether to retry the turn, has shown nothing yet.
    */
   expectSession?: string;
+  /**
+   * A fresh run's chat, told as soon as the stream names it, so the cache can hold the
+   * chat's place while the turn runs. Output from the first tool_call on waits until the
+   * returned promise settles: a caller that ends the run at that tool call and sends the
+   * call's result at once must find the chat's place taken.
+   */
+  onChat?: (chatId: unknown) => Promise<void>;
 }
 
 export interface AgentRun {
@@ -139,6 +146,25 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       child.kill('SIGTERM');
     };
 
+    // Output from the first tool_call on, while the chat's place in the cache is being taken.
+    let placing: Promise<void> | null = null;
+    let placed: Buffer[] | null = null;
+    const onChat = options.onChat;
+    if (onChat) {
+      tap.onSession((id) => {
+        placing = onChat(id).then(
+          () => {},
+          () => {},
+        );
+        void placing.then(() => {
+          const held = placed;
+          placed = null;
+          placing = null;
+          if (result.stopped === null) for (const chunk of held ?? []) writeOut(chunk);
+        });
+      });
+    }
+
     if (resumed) {
       const expected = options.expectSession;
       tap.onSession((id) => {
@@ -158,7 +184,9 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       tap.push(chunk);
       if (result.stopped !== null) return;
       if (verified) {
-        if (options.stdout === 'stream') writeOut(chunk);
+        if (options.stdout !== 'stream') return;
+        if (placing !== null && (placed !== null || tap.toolCalls.length > 0)) (placed ??= []).push(chunk);
+        else writeOut(chunk);
         return;
       }
       if (options.stdout === 'stream') heldOut.push(chunk);
@@ -183,8 +211,10 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     child.on('error', (error: NodeJS.ErrnoException) => {
       result.spawnError = error;
     });
-    child.on('close', (code, signal) => {
+    child.on('close', async (code, signal) => {
       clearTimeout(hardKill);
+      // What waits on the chat's place goes out first, in order.
+      if (placing !== null) await placing;
       tap.end();
       if (result.stopped === null) {
         result.flushHeld = () => {

@@ -16,7 +16,8 @@ import { chatStoreSeen, contextFor, goneChats } from '../turn/input.js';
 import { leaseOrReplan } from '../turn/lease.js';
 import { deliver, translates, writeStdout } from '../turn/output.js';
 import { analyzeTurn, dryRunView, planTurn, retryFresh, type Plan, type TurnContext } from '../turn/plan.js';
-import { knownAfter, recordFor } from '../turn/record.js';
+import { knownAfter, placeFor, recordFor } from '../turn/record.js';
+import { isSafeChatId } from '../resume/chat-id.js';
 import { writeTrace } from '../turn/trace.js';
 import type { Analysis } from '../resume/decide.js';
 import type { Branch } from '../cache/types.js';
@@ -92,7 +93,22 @@ async function runTurn(turn: Turn): Promise<number> {
   if (client) plan = await leaseOrReplan(plan, turn.branches, analysis, context, { client, say, given: turn.given });
   say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes} bytes`);
 
-  let run = await execute(plan, settings);
+  // A fresh chat whose place was taken in the cache while it ran (see placeFor).
+  let placed: string | null = null;
+  const place = (fresh: Plan) => {
+    if (!client || fresh.decision !== 'fresh' || !fresh.record || fresh.anchor === null) return undefined;
+    const anchor = fresh.anchor;
+    return async (chatId: unknown): Promise<void> => {
+      if (!isSafeChatId(chatId)) return;
+      await helper('place', async (c) => {
+        const reply = await c.record(placeFor({ ...fresh, anchor }, analysis, chatId));
+        if (!reply.recorded) return;
+        placed = chatId;
+        await c.lease(anchor, chatId, reply.branch.version);
+      });
+    };
+  };
+  let run = await execute(plan, settings, place(plan));
   let judged = judge(plan, run, { retryFresh: settings.retryFresh, holdLimit: HOLD_LIMIT });
   let retried = false;
   if (judged.evict !== null && plan.decision !== 'fresh') {
@@ -103,7 +119,7 @@ async function runTurn(turn: Turn): Promise<number> {
   if (judged.next === 'retry-fresh' && plan.decision !== 'fresh') {
     say(judged.say);
     plan = retryFresh(plan, analysis, context);
-    run = await execute(plan, settings);
+    run = await execute(plan, settings, place(plan));
     judged = judge(plan, run, { retryFresh: settings.retryFresh, holdLimit: HOLD_LIMIT });
     retried = true;
   }
@@ -113,13 +129,21 @@ async function runTurn(turn: Turn): Promise<number> {
   const end = settle(plan, run, { failure: judged.failure, lost: judged.next === 'lost' }, settings.agent);
   if (end.error !== null) process.stderr.write(`cursor-resume: ${end.error}\n`);
   if (end.say !== null) say(end.say);
-  if (end.update) await helper(end.update.kind, (c) => update(c, plan, analysis, end.update!, turn, say));
+  const change = end.update;
+  if (change) await helper(change.kind, (c) => update(c, plan, analysis, change, turn, say));
+  else if (placed !== null && plan.anchor !== null) {
+    // The turn did not end in a record: a chat whose history is unknown has no place in the cache.
+    const { anchor } = plan;
+    const chatId: string = placed;
+    await helper('evict', (c) => c.evict({ anchor, chatId }));
+  }
   writeTrace(settings.trace, plan, { exit: end.exit, failure: end.failure, retried, started: turn.started, chatId: run.tap.sessionId });
   return end.exit;
 }
 
-function execute(plan: Plan, settings: Settings): Promise<AgentRun> {
+function execute(plan: Plan, settings: Settings, onChat?: (chatId: unknown) => Promise<void>): Promise<AgentRun> {
   return runAgent({
+    ...(onChat ? { onChat } : {}),
     agent: settings.agent,
     argv: plan.argv,
     prompt: plan.stdin,

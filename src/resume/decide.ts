@@ -138,9 +138,10 @@ function checkBranch(branch: Branch, input: DecideInput): BranchCheck {
   if (branch.toolsFingerprint !== analysis.toolsFingerprint) return fail('tools-changed', REASONS['tools-changed']);
   if (proof.verdict === 'nothing-new') return fail('nothing-new', describeProof(proof, analysis));
   if (proof.verdict !== 'holds') return fail('diverged', describeProof(proof, analysis));
+  // A chat a run is driving now is busy whatever its state says: the state changes when that run ends.
+  if (branch.leased) return fail('busy', REASONS.busy);
   if (branch.state !== 'ok') return fail('interrupted', REASONS.interrupted);
   if (input.missingChats.has(branch.chatId)) return fail('chat-missing', REASONS['chat-missing']);
-  if (branch.leased) return fail('busy', REASONS.busy);
   const delta = renderDelta(analysis.conversation.messages, proof.known);
   if (!delta.ok) return fail('unsafe-delta', delta.why);
   return { ...base, verdict: 'delta', detail: describeProof(proof, analysis), delta: delta.prompt };

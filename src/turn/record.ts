@@ -39,5 +39,21 @@ export function recordFor(
   };
 }
 
+/**
+ * A fresh chat's place, taken as soon as cursor names it and leased for the turn: until
+ * the turn is recorded its history is unknown, and another request of the conversation
+ * waits for it rather than start a chat of its own (src/turn/lease.ts).
+ */
+export function placeFor(plan: Plan & { anchor: string }, analysis: Analysis, chatId: string): RecordRequest {
+  return {
+    ...recordFor(plan, analysis, chatId, { text: '', calls: [] }),
+    known: analysis.digests.join(''),
+    baseVersion: null,
+    savedBytes: 0,
+    outcome: 'interrupted',
+    state: 'unknown',
+  };
+}
+
 /** Messages a recorded chat knows: the sent ones and the reply. */
 export const knownAfter = (analysis: Analysis): number => analysis.digests.length + 1;

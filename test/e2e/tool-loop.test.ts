@@ -1,0 +1,151 @@
+// The caller's tool loop: OpenCode's plugin kills cursor-agent (here: cursor-resume)
+// with SIGTERM as soon as the stream shows a tool_call, runs the tool, and sends the
+// result as the next request. That run is a turn that ended at its tool calls: it is
+// recorded, so that the request with the result resumes and sends only the result.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { BIN, runCli, sandboxEnv, scriptAgent, tempDir } from '../support/cli.js';
+import { STREAM_ARGS } from '../support/conversation.js';
+
+const CHAT = 'c6b62c6f-7ead-4fd6-9922-e952131177ff';
+
+/**
+ * A cursor-agent that answers a fresh chat with a little text and a read tool call, then
+ * keeps working until it is killed, and takes 300 ms to die of SIGTERM (so the next
+ * request arrives while the killed run still holds its chat); a resumed chat gets a
+ * result. Every run's stdin is appended to `log`, one JSON string a line.
+ */
+function toolAgent(log: string): string {
+  return scriptAgent(
+    'tool-agent.cjs',
+    `#!/usr/bin/env node
+const fs = require('node:fs');
+const args = process.argv.slice(2);
+const at = args.indexOf('--resume');
+const sid = at >= 0 ? args[at + 1] : '${CHAT}';
+let input = '';
+process.stdin.on('data', (d) => (input += d)).on('end', () => {
+  fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(input) + '\\n');
+  const say = (e) => process.stdout.write(JSON.stringify({ ...e, session_id: sid }) + '\\n');
+  say({ type: 'system', subtype: 'init' });
+  if (at >= 0) {
+    say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'The file says 42.' }] }, timestamp_ms: 1 });
+    say({ type: 'result', subtype: 'success', is_error: false, result: 'The file says 42.' });
+    return;
+  }
+  say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Let me ' }] }, timestamp_ms: 1 });
+  say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'look.' }] }, timestamp_ms: 2 });
+  say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }] }, timestamp_ms: 3, model_call_id: 'm1' });
+  say({ type: 'tool_call', subtype: 'started', call_id: 'call_1', tool_call: { readToolCall: { args: { path: 'notes.txt' } } } });
+  setTimeout(() => {}, 60000);
+  process.on('SIGTERM', () => setTimeout(() => {
+    process.removeAllListeners('SIGTERM');
+    process.kill(process.pid, 'SIGTERM');
+  }, 300));
+});
+`,
+  );
+}
+
+const tools = [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+const opening = [
+  { role: 'system', content: 'You are a coding agent.' },
+  { role: 'user', content: 'What does notes.txt say?' },
+];
+const withResult = [
+  ...opening,
+  { role: 'assistant', content: 'Let me look.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt"}' } }] },
+  { role: 'tool', tool_call_id: 'call_1', content: '42' },
+];
+
+/** Runs one turn and sends SIGTERM the moment its stdout shows a tool_call, as the plugin does. */
+function runUntilToolCall(body: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const killed = new Promise<void>((resolve) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      if (/"type":"tool_call"/.test(stdout) && child.signalCode === null && !child.killed) {
+        child.kill('SIGTERM');
+        resolve();
+      }
+    });
+  });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  child.stdin.end(body);
+  return { killed, ended };
+}
+
+describe('the tool-loop handover', () => {
+  test('a run killed right after its tool call is recorded; the result resumes the chat with only the result, even sent at once', async () => {
+    const log = join(tempDir('cr-log-'), 'stdin.jsonl');
+    const trace = join(tempDir('cr-trace-'), 'trace.jsonl');
+    const workspace = tempDir('cr-ws-');
+    const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_AGENT: toolAgent(log), CURSOR_RESUME_TRACE: trace });
+    const body = (messages: unknown[]) => JSON.stringify({ model: 'gpt-5', workspace, messages, tools });
+
+    // The next request starts the moment the kill is sent, without waiting for the killed run to end.
+    const first = runUntilToolCall(body(opening), env);
+    await first.killed;
+    const next = runCli(STREAM_ARGS, { input: body(withResult), env });
+    const t1 = await first.ended;
+    const t2 = await next;
+
+    assert.equal(t1.signal, null);
+    assert.equal(t1.code, 143, `the killed run exits as cursor-agent did, 128 + SIGTERM: ${t1.stderr}`);
+    assert.match(t1.stdout, /"type":"tool_call"/);
+    assert.equal(t2.code, 0, t2.stderr);
+    const traces = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      traces.map((t) => [t.decision, t.reason, t.failure]),
+      [
+        ['fresh', 'no-entry', null],
+        ['resume-delta', 'delta', null],
+      ],
+    );
+    assert.equal(traces[1]!.chatId, CHAT);
+    const stdins = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string);
+    assert.equal(
+      stdins[1],
+      'tool_call(id: call_1, name: read, args: {"path":"notes.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\n42\n\nThe above tool calls have been executed. Continue your response based on these results.',
+    );
+  });
+
+  test('a run killed before any tool call stays interrupted: the next request starts fresh', async () => {
+    const trace = join(tempDir('cr-trace-'), 'trace.jsonl');
+    const workspace = tempDir('cr-ws-');
+    // This agent never gets to its tool call: it stops after its text.
+    const agent = scriptAgent(
+      'slow-agent.mjs',
+      `#!/usr/bin/env node
+process.stdin.resume().on('end', () => {
+  process.stdout.write(JSON.stringify({ type: 'system', subtype: 'init', session_id: '${CHAT}' }) + '\\n');
+  process.stdout.write(JSON.stringify({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }] }, timestamp_ms: 1, session_id: '${CHAT}' }) + '\\n');
+  setTimeout(() => {}, 60000);
+});
+`,
+    );
+    const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_AGENT: agent, CURSOR_RESUME_TRACE: trace });
+    const body = (messages: unknown[]) => JSON.stringify({ model: 'gpt-5', workspace, messages, tools });
+    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+      if (out.includes('Let me look.')) child.kill('SIGTERM');
+    });
+    child.stdin.end(body(opening));
+    assert.equal(await ended, 143);
+    const plan = await runCli(['--dry-run', ...STREAM_ARGS], { input: body(withResult), env });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.equal(JSON.parse(plan.stdout).reason, 'no-entry');
+  });
+});
