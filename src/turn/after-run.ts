@@ -6,6 +6,8 @@
 // cache learns and how the turn exits.
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, signalExit } from '../agent/passthrough.js';
+import type { AgentRun } from '../agent/run-agent.js';
+import type { StreamTap } from '../agent/stream-tap.js';
 import type { Outcome } from '../cache/types.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { ReplyToolCall } from '../resume/digests.js';
@@ -14,30 +16,12 @@ import type { Plan } from './plan.js';
 /** Exit status when the caller closed our stdout early: what a process killed by SIGPIPE reports. */
 export const EXIT_STDOUT_CLOSED = signalExit('SIGPIPE');
 
-/** What a run showed: a structural part of agent/run-agent.ts's AgentRun. */
-export interface RunFacts {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stderr: string;
-  wroteOutput: boolean;
-  stopped: 'session-mismatch' | 'unverified' | 'stdout-closed' | null;
-  /** Our caller ended the run: the signal it sent us (and we relayed), or its reading end of our stdout closed. */
-  endedByCaller: NodeJS.Signals | 'stdout-closed' | null;
-  /** The agent outlived the relayed signal and was killed hard: whatever it did meanwhile is unknown. */
-  killedHard: boolean;
-  spawnError?: NodeJS.ErrnoException;
-  tap: {
-    sessionId: unknown;
-    sessionChanged: boolean;
-    answerStarted: boolean;
-    results: number;
-    isError: boolean;
-    resultText: string | undefined;
-    /** Cursor's reply text as it streamed; undefined when it could not be followed. */
-    replyText: string | undefined;
+/** What a run showed (type-only: this step does no I/O). */
+export type RunFacts = Pick<AgentRun, 'code' | 'signal' | 'stderr' | 'wroteOutput' | 'stopped' | 'endedByCaller' | 'killedHard' | 'spawnError'> & {
+  tap: Pick<StreamTap, 'sessionId' | 'sessionChanged' | 'answerStarted' | 'results' | 'isError' | 'resultText' | 'replyText'> & {
     toolCalls: ReadonlyArray<ReplyToolCall>;
   };
-}
+};
 
 const OUTCOME_OF: Record<FailureKind, Outcome> = {
   resume: 'resume-failed',
