@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { STAND_IN, sandboxEnv, tempDir } from '../support/cli.js';
 import { CAPTURES, WORKSPACE_MARK, capture } from '../fixtures/opencode-caller/frame.js';
 import { CLOSING, parseFull, renderDelta, renderFull, type Message, type Request } from '../fixtures/opencode-caller/layout.js';
-import type { AgentRun } from '../fixtures/opencode-caller/agent.js';
+import { pluginArgv, runAgent, type AgentRun } from '../fixtures/opencode-caller/agent.js';
 import { chatRuns, readRuns, runCaller, runCallerPerTurn, stdinOf, stdoutOf, type CallerSetup } from '../support/opencode-caller.js';
 
 const captured = (name: string): Request => parseFull(capture(name));
@@ -60,6 +60,40 @@ describe('the captured prompts', () => {
   test('a text that is not the layout is refused with the reason', () => {
     assert.throws(() => parseFull('hello'), /not a block of the plugin's layout: "hello"/);
     assert.throws(() => parseFull(`USER: a\n\n${CLOSING}`), /the closing line must end a prompt exactly when it holds tool results/);
+  });
+});
+
+describe('the captured prompts replayed against the stand-in agent', () => {
+  const replay = (env: NodeJS.ProcessEnv, workspace: string, name: string, resume?: string): Promise<AgentRun> =>
+    runAgent(STAND_IN, env, { kind: 'chat', turn: 0, argv: pluginArgv(workspace, 'auto', resume), prompt: capture(name, workspace), fullPromptBytes: null, pluginDeltaBytes: null }).then((o) => o.run);
+
+  test("the plugin's resume off: every prompt a fresh chat; the READ_NOTES prompt ends in a read call and SIGTERM", async () => {
+    const workspace = tempDir('cr-replay-');
+    const env = sandboxEnv();
+    for (const name of ['turn1-off-chat.txt', 'turn2-off-chat.txt', 'turn3-off-toolresult.txt', 'turn4-off-chat.txt']) {
+      const run = await replay(env, workspace, name);
+      assert.equal(run.exitCode, 0, name);
+      assert.match(resultOf(run), /^Turn 1 of this chat\. /, name);
+    }
+    const call = await replay(env, workspace, 'turn3-off-chat-toolcall.txt');
+    assert.deepEqual([call.killedAfterToolCall, call.signal], [true, 'SIGTERM']);
+    assert.match(stdoutOf(call), new RegExp(`"tool_call":\\{"readToolCall":\\{"args":\\{"path":"${workspace}/notes.txt"\\}\\}\\}`));
+  });
+
+  test("the plugin's resume on: its deltas with --resume continue one chat, the killed call's turn included", async () => {
+    const workspace = tempDir('cr-replay-');
+    const env = sandboxEnv();
+    const first = await replay(env, workspace, 'turn1-on-chat.txt');
+    const chatId = first.sessionId!;
+    const replies = [resultOf(first)];
+    const call = await replay(env, workspace, 'turn2-on-chat.txt', chatId).then(async (r) => {
+      replies.push(resultOf(r));
+      return replay(env, workspace, 'turn3-on-chat-toolcall.txt', chatId);
+    });
+    assert.deepEqual([call.killedAfterToolCall, call.signal, call.sessionId], [true, 'SIGTERM', chatId]);
+    for (const name of ['turn3-on-toolresult.txt', 'turn4-on-chat.txt']) replies.push(resultOf(await replay(env, workspace, name, chatId)));
+    // As the captured agent counted: the killed turn is in the chat (turn 3), so the tool result is turn 4.
+    assert.deepEqual(replies.map((r) => r.slice(0, 20)), ['Turn 1 of this chat.', 'Turn 2 of this chat.', 'Turn 4 of this chat.', 'Turn 5 of this chat.']);
   });
 });
 
