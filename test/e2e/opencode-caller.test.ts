@@ -220,6 +220,9 @@ describe('the caller against the stand-in agent', () => {
     const w = world(NOTES);
     const noAgent = await runCaller({ ...w, env: { ...w.env, CURSOR_AGENT_EXECUTABLE: '' } }, ['hi']);
     assert.deepEqual([noAgent.code, noAgent.stderr], [2, 'opencode-caller: CURSOR_AGENT_EXECUTABLE must name the agent by an absolute path\n']);
+    const unknown = await runCaller(w, ['hi'], ['--frob']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /^opencode-caller: Unknown option '--frob'\.[^\n]*\n$/);
     const badList = await runCaller(w, ['hi'], ['--tools-list', 'sometimes']);
     assert.deepEqual([badList.code, badList.stderr], [2, 'opencode-caller: --tools-list takes on, off, alternate, not sometimes\n']);
     const failing = await runCaller({ ...w, env: { ...w.env, CURSOR_STAND_IN_MODE: 'auth' } }, ['hi']);
