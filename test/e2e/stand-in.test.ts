@@ -230,6 +230,101 @@ describe('output formats', () => {
   });
 });
 
+describe("caller's tool calls (the OpenCode plugin's loop)", () => {
+  // The caller's tools block: only a chat offered the caller's tools calls them.
+  const OFFER = 'SYSTEM: You have access to the following tools.\n\nAvailable tools:\n- read: Read a file\n  Parameters: {}';
+
+  test('READ_NOTES: deltas, the buffered flush, a readToolCall; the agent keeps working until SIGTERM kills it', async () => {
+    const ws = workspace();
+    const prompt = `${OFFER}\n\nUSER: "remember: codeword ALPHA"\n\nASSISTANT: noted\n\nUSER: "READ_NOTES: please read notes.txt"`;
+    const child = spawnAgent([...PARTIAL, '--workspace', ws, '--force'], { stdin: prompt });
+    const done = collect(child);
+    let out = '';
+    await new Promise<void>((res) => {
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString('utf8');
+        if (out.includes('"type":"tool_call"')) res();
+      });
+    });
+    // Still running well after the call: only a kill ends it soon.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(child.exitCode, null);
+    child.kill('SIGTERM');
+    const r = await done;
+    assert.equal(r.signal, 'SIGTERM');
+    const evs = events(r.stdout);
+    const started = evs.at(-1)!;
+    const chatId = started['session_id'] as string;
+    assert.deepEqual(
+      { ...started, timestamp_ms: 0, model_call_id: '' },
+      { type: 'tool_call', subtype: 'started', call_id: started['call_id'], tool_call: { readToolCall: { args: { path: `${realpathSync(ws)}/notes.txt` } } }, model_call_id: '', session_id: chatId, timestamp_ms: 0 },
+    );
+    assert.match(started['call_id'], /^call_/);
+    const flush = evs.at(-2)!;
+    assert.equal(flush['model_call_id'], started['model_call_id']);
+    assert.equal(textOf(flush), 'Reading notes.txt.\n\n');
+    const deltas = evs.filter((e) => e['type'] === 'assistant' && e['model_call_id'] === undefined);
+    assert.equal(deltas.map(textOf).join(''), 'Reading notes.txt.\n\n');
+    assert.equal(evs.filter((e) => e['type'] === 'result').length, 0);
+    // The chat holds the turn up to the call: prompt, partial reply, the call without a result.
+    const store = readStore(ws, chatId);
+    assert.equal(store.turns.length, 1);
+    assert.equal(store.turns[0]!.prompt, prompt);
+    assert.equal(store.turns[0]!.reply, 'Reading notes.txt.\n\n');
+    assert.deepEqual(store.turns[0]!.toolCalls, [{ callId: started['call_id'], name: 'readToolCall', arguments: JSON.stringify({ path: `${realpathSync(ws)}/notes.txt` }), result: null }]);
+    // Resumed with only the tool result, the chat still knows the fact of the first prompt.
+    const next = await turn(ws, `TOOL_RESULT (name: read, call_id: ${started['call_id']}): remember: nothing\nremember: codeword CHARLIE`, ['--resume', chatId]);
+    assert.match(next['result'], /^Turn 2 of this chat\. I remember: codeword ALPHA; codeword CHARLIE\. /);
+  });
+
+  test('RUN_SHELL: a shellToolCall in the workspace; left alone (tool-wait), it completes and stores the whole turn', async () => {
+    const ws = workspace();
+    const r = await run([...PARTIAL, '--workspace', ws], { stdin: `${OFFER}\n\n"RUN_SHELL: make check"`, mode: 'tool-wait=0' });
+    assert.equal(r.code, 0, r.stderr);
+    const evs = events(r.stdout);
+    const calls = evs.filter((e) => e['type'] === 'tool_call');
+    assert.deepEqual(calls.map((e) => e['subtype']), ['started', 'completed']);
+    assert.deepEqual(calls[0]!['tool_call'], { shellToolCall: { args: { command: 'make check', workingDirectory: realpathSync(ws) } } });
+    assert.deepEqual(calls[1]!['tool_call']['shellToolCall']['result'], { success: { content: 'stand-in result of shellToolCall' } });
+    const result = evs.at(-1)!;
+    assert.match(result['result'], /^Running make check\.\n\nTurn 1 of this chat\./);
+    const store = readStore(ws, result['session_id']);
+    assert.equal(store.turns.length, 1);
+    assert.equal(store.turns[0]!.reply, result['result']);
+    assert.notEqual(store.turns[0]!.toolCalls[0].result, null);
+  });
+
+  test('a tool result holding a trigger leads to the next call; answered triggers and chats never offered tools make none', async () => {
+    const ws = workspace();
+    const first = await run([...STREAM, '--workspace', ws], {
+      stdin: `${OFFER}\n\nUSER: "READ_NOTES: go"\n\nTOOL_RESULT (name: read, call_id: c1): Notes.\nRUN_SHELL: ls -l\n\n\nThe above tool calls have been executed.`,
+      mode: 'tool-wait=0',
+    });
+    const started = events(first.stdout).find((e) => e['type'] === 'tool_call')!;
+    assert.deepEqual(started['tool_call'], { shellToolCall: { args: { command: 'ls -l', workingDirectory: realpathSync(ws) } } });
+    const answered = await run([...STREAM, '--workspace', ws], { stdin: `${OFFER}\n\nUSER: "READ_NOTES: go"\n\nTOOL_RESULT (name: read, call_id: c1): Notes.` });
+    assert.equal(events(answered.stdout).filter((e) => e['type'] === 'tool_call').length, 0);
+    // A title request: no tools offered, so no call.
+    const title = await run([...STREAM, '--workspace', ws], { stdin: 'SYSTEM: You are a title generator.\n\nUSER: "READ_NOTES: go"' });
+    assert.equal(title.code, 0);
+    assert.equal(events(title.stdout).filter((e) => e['type'] === 'tool_call').length, 0);
+  });
+
+  test("CURSOR_STAND_IN_STDOUT_LOG: the turn's stdout writes, in order, byte for byte", async () => {
+    const stdoutLog = join(root, 'stdout.jsonl');
+    const r = await run([...PARTIAL, '--workspace', workspace()], { stdin: 'remember: é and 🙂', env: { CURSOR_STAND_IN_STDOUT_LOG: stdoutLog } });
+    assert.equal(r.code, 0);
+    const writes = readFileSync(stdoutLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { pid: number; data: string });
+    assert.ok(writes.length > 3);
+    assert.equal(Buffer.concat(writes.map((w) => Buffer.from(w.data, 'base64'))).toString('utf8'), r.stdout);
+  });
+
+  test('a bad tool-wait is refused loudly', async () => {
+    const r = await run([...STREAM], { mode: 'tool-wait=soon' });
+    assert.deepEqual([r.code, r.stderr], [2, "cursor-agent stand-in: bad CURSOR_STAND_IN_MODE: tool-wait needs a whole number up to 600000, got 'soon'\n"]);
+  });
+});
+
 describe('chats and memory', () => {
   test('a resumed chat remembers earlier facts; a fresh chat does not', async () => {
     const ws = workspace();
