@@ -21,7 +21,7 @@ import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, planTurn, usesCache, type Plan } from '../plan.js';
 import { bytes, fail, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
-import { assistantDigest } from '../resume/digests.js';
+import { replyDigest } from '../resume/digests.js';
 import { provePrefix } from '../resume/prefix.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
@@ -280,7 +280,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
           toolsFingerprint: analysis.toolsFingerprint,
           workspace: analysis.workspace,
           model: analysis.model,
-          known: analysis.digests.join('') + assistantDigest(text, calls),
+          known: analysis.digests.join('') + replyDigest(analysis, text, calls),
           baseVersion: plan.decision !== 'fresh' ? plan.baseVersion : null,
           savedBytes: plan.fullPromptBytes - plan.promptBytes,
           outcome: 'success',
