@@ -16,7 +16,7 @@ import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type
 import { chatStoreSeen, contextFor, goneChats } from '../turn-input.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
-import { assistantDigest } from '../resume/digests.js';
+import { replyDigest } from '../resume/digests.js';
 import { REASONS } from '../resume/reasons.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
@@ -306,7 +306,7 @@ async function remember(
       toolsFingerprint: analysis.toolsFingerprint,
       workspace: analysis.workspace,
       model: analysis.model,
-      known: analysis.digests.join('') + assistantDigest(tap.resultText!, tap.toolCalls),
+      known: analysis.digests.join('') + replyDigest(analysis, tap.resultText!, tap.toolCalls),
       baseVersion: resumed ? plan.baseVersion : null,
       savedBytes: plan.fullPromptBytes - plan.promptBytes,
       outcome: 'success' as const,

@@ -39,9 +39,9 @@ const HEAD = /^(?:SYSTEM: |USER: |ASSISTANT: |TOOL_RESULT \()/;
 const TOOL_CALL = /^tool_call\(id: (.*?), name: (.*?), args: (.*)\)$/;
 const TOOL_RESULT = /^TOOL_RESULT \((?:name: (.*?), )?call_id: (.*?)\): /s;
 
-/** The reading of `text` in the plugin's layout, or null when the text is not in it exactly. */
-export function readOpencodeText(text: string): OpencodeReading | null {
-  if (!HEAD.test(text)) return null;
+/** The reading of `text` in the plugin's layout, or why the text is not in it exactly. */
+export function readOpencodeText(text: string): OpencodeReading | { why: string } {
+  if (!HEAD.test(text)) return { why: 'it does not begin with a block head (SYSTEM:, USER:, ASSISTANT: or TOOL_RESULT)' };
   const pieces = text.split(SPLIT);
   const blocks: LayoutBlock[] = [];
   const messages: Message[] = [];
@@ -56,7 +56,7 @@ export function readOpencodeText(text: string): OpencodeReading | null {
   // The closing line ends the block before the Task bridge: the plugin writes it exactly when a tool result is in the history.
   const closing = `\n\n${CLOSING_LINE}`;
   if (pieces.slice(first, last).some((p) => p.startsWith('TOOL_RESULT ('))) {
-    if (last - 1 < first || !pieces[last - 1]!.endsWith(closing)) return null;
+    if (last - 1 < first || !pieces[last - 1]!.endsWith(closing)) return { why: 'it holds a tool result, and the closing line the plugin then writes does not end it' };
     pieces[last - 1] = pieces[last - 1]!.slice(0, -closing.length);
     tail.unshift({ frame: 'closing', text: CLOSING_LINE });
   }
@@ -69,14 +69,18 @@ export function readOpencodeText(text: string): OpencodeReading | null {
       continue;
     }
     const message = readMessage(piece);
-    if (message === null) return null;
+    if (message === null) return { why: `block ${blocks.length + 1} has a TOOL_RESULT head that does not read as (name: N, call_id: X): ` };
     if (message.role !== 'system') seenConversation = true;
     blocks.push({ message: messages.length });
     messages.push(message);
   }
   blocks.push(...tail);
   const reading = { blocks, messages };
-  return renderOpencodeText(reading) === text ? reading : null;
+  const again = renderOpencodeText(reading);
+  if (again === text) return reading;
+  let at = 0;
+  while (again[at] === text[at]) at++;
+  return { why: `read in the layout and written out again, it differs at character ${at}` };
 }
 
 function readMessage(block: string): Message | null {

@@ -48,7 +48,7 @@ function parseText(text: string, raw: Uint8Array | undefined): Conversation {
     );
   }
   const reading = readOpencodeText(text);
-  if (reading) return { shape: 'opencode-text', text, ...(raw !== undefined ? { raw } : {}), messages: reading.messages, tools: [], layout: reading.blocks };
+  if ('blocks' in reading) return { shape: 'opencode-text', text, ...(raw !== undefined ? { raw } : {}), messages: reading.messages, tools: [], layout: reading.blocks };
   return plainText(text, raw);
 }
 
