@@ -60,8 +60,9 @@ left, last outcome, prompt bytes saved so far (with --json, ageMs is the time si
 updatedAt, not since createdAt). Nothing is started: with no helper running it says so (exit 0). The
 cache holds hashes, IDs, counts and times, never message text.
 
-With --transcript: the decision a run would make for that transcript, step by step: resume on or off
-and why, side call or not, the anchor and what went into it, the branches found (looked up through a
+With --transcript: the decision a run would make for that transcript, step by step: how it was read
+(a prompt in the OpenCode plugin's layout block by block, each frame or message with its role, size and
+first words; for other plain text, why it is not in that layout), resume on or off and why, side call or not, the anchor and what went into it, the branches found (looked up through a
 running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
 against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
 (its lookup leaves the entries' order, expiry and the helper's limits as they were), yet plans as
