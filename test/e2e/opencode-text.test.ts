@@ -103,6 +103,20 @@ describe("the OpenCode plugin's prompt, resumed", () => {
     assert.equal(view.transcript.notLayout, null);
   });
 
+  test("simulate plays the captured session: the title a side call, then every turn and the tool result resumed with the plugin's own deltas", async () => {
+    const files = ['turn1-off-title.txt', 'turn1-off-chat.txt', 'turn2-off-chat.txt', 'turn3-off-chat-toolcall.txt', 'turn3-off-toolresult.txt', 'turn4-off-chat.txt'];
+    const expect = 'fresh:side-call,fresh:no-entry,resume-delta,resume-delta,resume-delta,resume-delta';
+    const r = await runCli(['simulate', '--resume-on', '--json', '--expect', expect, ...files.map((f) => new URL(f, FIXTURES).pathname)], { env: world() });
+    assert.equal(r.code, 0, r.stderr);
+    const data = JSON.parse(r.stdout);
+    assert.equal(data.expect.ok, true);
+    const own = ['turn2-on-chat.txt', 'turn3-on-chat-toolcall.txt', 'turn3-on-toolresult.txt', 'turn4-on-chat.txt'];
+    const sizes = (names: string[]) => names.map((f) => readFileSync(new URL(f, FIXTURES)).length);
+    // Byte for byte the plugin's deltas (the two sessions' call ids differ, not their length).
+    assert.deepEqual(data.turns.slice(2).map((t: { promptBytes: number }) => t.promptBytes), sizes(own));
+    assert.deepEqual(data.turns.map((t: { fullPromptBytes: number }) => t.fullPromptBytes), sizes(files));
+  });
+
   test('plain text that is not in the layout: inspect says why, and the prompt goes as it came', async () => {
     const env = world();
     const text = 'USER: hi\n\nASSISTANT: tool_call(id: c1, name: read, args: {})\n\nTOOL_RESULT (name: read, call_id: c1): x';

@@ -196,6 +196,31 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
     assert.equal(d.reason, 'diverged');
     assert.match(d.detail, /message 6 \(assistant\) differs from what cursor replied/);
   });
+  test("a turn ended at a tool call is recorded with cursor's text so far and the call's id: the next request resumes with only the result", () => {
+    const said = 'Let me read notes.txt first.';
+    const branch = branchAfter(fixture(OFF[2]!), { text: said, calls: [READ] });
+    const next = fixture(OFF[3]!).replace(`ASSISTANT: tool_call(id: ${READ.id}`, `ASSISTANT: ${said}\ntool_call(id: ${READ.id}`);
+    const d = decideText(next, [branch]);
+    assert.equal(d.reason, 'delta');
+    // The call line alone, as the plugin sends it: the chat has its own text already.
+    assert.equal(d.prompt, sameCall(fixture('turn3-on-toolresult.txt')));
+  });
+  test('two tool calls in a row: the second request after the first result resumes with the latest call and its result only', () => {
+    const second = { id: 'call_9f1e2d3c4b5a', name: 'shellToolCall' };
+    const branch = branchAfter(fixture(OFF[3]!), { text: 'And now the log.', calls: [second] });
+    const closing = '\n\nThe above tool calls have been executed.';
+    const before = fixture(OFF[3]!);
+    const at = before.indexOf(closing);
+    const call = `tool_call(id: ${second.id}, name: shell, args: {"command":"cat log.txt","cwd":"@WORKSPACE@","timeout":60000})`;
+    const result = `TOOL_RESULT (name: shell, call_id: ${second.id}): log line\n`;
+    const next = `${before.slice(0, at)}\n\nASSISTANT: And now the log.\n${call}\n\n${result}${before.slice(at)}`;
+    const d = decideText(next, [branch]);
+    assert.equal(d.reason, 'delta');
+    const frames = fixture('turn3-on-toolresult.txt');
+    const bridge = frames.slice(0, frames.indexOf('\n\nASSISTANT: '));
+    const taskBridge = frames.slice(frames.indexOf('SYSTEM: OpenCode Task bridge'));
+    assert.equal(d.prompt, [bridge, `ASSISTANT: ${call}`, result, 'The above tool calls have been executed. Continue your response based on these results.', taskBridge].join('\n\n'));
+  });
   test('a tool result for a call cursor did not make is no delta', () => {
     // Cursor's reply recorded with another call id than the one the transcript answers.
     const branch = branchAfter(fixture(OFF[2]!), { text: '', calls: [{ id: 'call_other', name: 'readToolCall' }] });
