@@ -113,7 +113,9 @@ const byCallId = (shape: Shape): boolean => shape === 'opencode-text';
 
 /**
  * The digest of cursor's reply to a turn, as the next transcript of that conversation
- * will carry it: what a run records after the turn's messages.
+ * will carry it: what a run records after the turn's messages. A turn its caller ended
+ * at a tool call (the plugin's tool loop) is recorded the same way: the text cursor
+ * wrote before the calls, and the calls it started, in order.
  */
 export function replyDigest(analysis: { conversation: { shape: Shape } }, text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string {
   return byCallId(analysis.conversation.shape) ? assistantDigestByCallId(text, toolCalls) : assistantDigest(text, toolCalls);
