@@ -39,7 +39,8 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
 
 /**
  * Whether a run asks the cache about this turn at all: resume on, a structured
- * transcript, no --resume/--continue of the caller's, an anchor, not a side call.
+ * transcript (JSON, or text in the OpenCode plugin's layout), no --resume/--continue
+ * of the caller's, an anchor, not a side call.
  * Otherwise the plan is fresh whatever the cache holds, and the cache is not touched.
  */
 export function usesCache(analysis: Analysis, context: TurnContext): boolean {
