@@ -4,7 +4,10 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { parseCallerArgs } from '../../src/agent/argv.js';
 import type { Branch } from '../../src/cache/types.js';
+import { resolveSettings } from '../../src/config.js';
+import { analyzeTurn, planTurn, type TurnContext } from '../../src/plan.js';
 import { analyze, decide, type Analysis, type Decision } from '../../src/resume/decide.js';
 import { replyDigest } from '../../src/resume/digests.js';
 import { REASONS } from '../../src/resume/reasons.js';
@@ -236,6 +239,43 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
   test('a new system message after the known ones is no delta', () => {
     const text = `${fixture(OFF[1]!).replace(/\n\nSYSTEM: OpenCode Task bridge[^]*$/, '')}\n\nSYSTEM: be brief`;
     assert.equal(decideText(text, branches(1)).reason, 'unsafe-delta');
+  });
+});
+
+describe("what cursor-agent reads: the caller's bytes whenever the prompt goes whole, the delta otherwise", () => {
+  const bytes = readFileSync(new URL(OFF[1]!, FIXTURES));
+  const planWith = (unsafeDelta: 'fresh' | 'resume-full', branches: Branch[], callerArgs: string[] = []) => {
+    const env = { CURSOR_ACP_SESSION_RESUME: '1' };
+    const settings = { ...resolveSettings(env, {}, {}).settings, unsafeDelta };
+    const context: TurnContext = { caller: parseCallerArgs(['--print', '--output-format', 'stream-json', '--model', 'auto', ...callerArgs]), settings, env, workspace: '/work/project' };
+    return planTurn(analyzeTurn(parseTranscript(bytes), context), context, { branches });
+  };
+  const proven = (): Branch[] => [branchAfter(fixture(OFF[0]!), REPLIES[0]!)];
+  test('fresh: the bytes as they came', () => {
+    const plan = planWith('fresh', []);
+    assert.equal(plan.decision, 'fresh');
+    assert.ok(plan.stdin instanceof Uint8Array);
+    assert.equal(Buffer.compare(Buffer.from(plan.stdin), bytes), 0);
+    assert.deepEqual([plan.promptBytes, plan.fullPromptBytes], [bytes.length, bytes.length]);
+  });
+  test('resumed: the delta, counted against the whole prompt', () => {
+    const plan = planWith('fresh', proven());
+    assert.equal(plan.decision, 'resume-delta');
+    assert.equal(plan.stdin, fixture('turn2-on-chat.txt'));
+    assert.deepEqual([plan.promptBytes, plan.fullPromptBytes], [Buffer.byteLength(fixture('turn2-on-chat.txt')), bytes.length]);
+  });
+  test('resumed with the full prompt (unsafeDelta resume-full): the bytes as they came', () => {
+    const branch = { ...proven()[0]!, known: proven()[0]!.known.slice(0, -32) };
+    // A chat that knows the opener but not cursor's reply: the assistant message is new, so no delta.
+    const plan = planWith('resume-full', [branch]);
+    assert.deepEqual([plan.decision, plan.reason], ['resume-full', 'unsafe-delta']);
+    assert.equal(Buffer.compare(Buffer.from(plan.stdin as Uint8Array), bytes), 0);
+  });
+  test("the caller's own --resume: argv and bytes untouched (caller-resume)", () => {
+    const plan = planWith('fresh', proven(), ['--resume', 'ba129301-5816-461d-9392-9260ae8fb87d']);
+    assert.equal(plan.reason, 'caller-resume');
+    assert.equal(Buffer.compare(Buffer.from(plan.stdin as Uint8Array), bytes), 0);
+    assert.ok(plan.argv.includes('ba129301-5816-461d-9392-9260ae8fb87d'));
   });
 });
 
