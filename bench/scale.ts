@@ -2,15 +2,17 @@
 // (up to tens of MB). In-process through the real modules (a fresh process per
 // measurement: cold code, its own peak RSS), plus one end-to-end --dry-run per size
 // against a warm helper that knows all but the last message, so every size plans a
-// real resume.
+// real resume. The same conversations flattened as the OpenCode plugin sends them are
+// measured in-process too: read back in its layout, proven, and a delta planned.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCallerArgs } from '../src/agent/argv.js';
 import { resolveSettings } from '../src/config.js';
 import { connectHelper } from '../src/helper/launcher.js';
 import { analyzeTurn } from '../src/turn/plan.js';
+import { messageDigests } from '../src/resume/digests.js';
 import { parseTranscript } from '../src/transcript/parse.js';
-import { bigTranscript } from './lib/big-transcript.js';
+import { bigLayoutPrompt, bigTranscript } from './lib/big-transcript.js';
 import { STREAM_ARGS } from './lib/conversation.js';
 import type { BenchOutcome, Row } from './lib/report.js';
 import { formatBytes, median, round } from './lib/stats.js';
@@ -122,6 +124,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
     await sandbox.stopHelper();
   }
 
+  const layouts = await layoutSizes(sandbox, reps, notes);
   const at = (n: number): SizeResult => sizes.find((s) => s.messages === n)!;
   const largest = at(10_000);
   // Linear: the cost per message at 10,000 is no worse than 1.5 times the cost per message at 1,000.
@@ -135,11 +138,47 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
       `+${round(s.rssGrowthKb / 1024)} MiB; e2e --dry-run ${round(s.dryRun.ms)} ms (${s.dryRun.decision}), peak RSS ${round(s.dryRun.peakRssKb / 1024)} MiB`,
     ...(s.messages === 10_000 ? { goal: '< 300 ms', met: s.totalMs < 300 } : {}),
   }));
+  for (const l of layouts) {
+    rows.push({
+      metric: `${l.messages} msgs, plugin layout (${formatBytes(l.bytes)})`,
+      value: `${round(l.totalMs)} ms (parse ${round(l.parseMs)}, hash+render ${round(l.analyzeMs)}, decide ${round(l.decideMs)})`,
+      ...(l.messages === 10_000 ? { goal: '< 300 ms', met: l.totalMs < 300 } : {}),
+    });
+  }
   rows.push({
     metric: 'cost per message, 10,000 vs 1,000',
     value: `${round(perMessage10k * 1000, 1)} vs ${round(perMessage1k * 1000, 1)} µs (${round(growth, 2)}x)`,
     goal: 'linear (<= 1.5x)',
     met: growth <= 1.5,
   });
-  return { id: 'scale', title: '4. scale of the decision', rows, data: { sizes }, notes };
+  return { id: 'scale', title: '4. scale of the decision', rows, data: { sizes, layouts }, notes };
+}
+
+type LayoutResult = Pick<SizeResult, 'messages' | 'bytes' | 'parseMs' | 'analyzeMs' | 'decideMs' | 'totalMs'>;
+
+/** Each size as the OpenCode plugin's flattened prompt, in the same worker (its branch knows all but the last message). */
+async function layoutSizes(sandbox: Sandbox, reps: number, notes: string[]): Promise<LayoutResult[]> {
+  const results: LayoutResult[] = [];
+  for (const messages of SIZES) {
+    const file = join(sandbox.dir, `layout-${messages}.txt`);
+    const text = bigLayoutPrompt(messages, sandbox.workspace);
+    writeFileSync(file, text);
+    const knownFile = join(sandbox.dir, `layout-known-${messages}.txt`);
+    writeFileSync(knownFile, messageDigests(parseTranscript(text)).slice(0, -1).join(''));
+    const runs: WorkerResult[] = [];
+    for (let r = 0; r < reps; r++) {
+      const result = expectOk('scale worker', await runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/scale-worker.ts'), file, knownFile], { cwd: ROOT }));
+      runs.push(JSON.parse(result.stdout) as WorkerResult);
+    }
+    if (runs.some((r) => r.decision !== 'resume-delta')) notes.push(`${messages} messages in the plugin layout: in-process decision was ${runs[0]!.decision}`);
+    results.push({
+      messages,
+      bytes: runs[0]!.bytes,
+      parseMs: median(runs.map((r) => r.parseMs)),
+      analyzeMs: median(runs.map((r) => r.analyzeMs)),
+      decideMs: median(runs.map((r) => r.decideMs)),
+      totalMs: median(runs.map((r) => r.totalMs)),
+    });
+  }
+  return results;
 }

@@ -3,6 +3,8 @@
 // contents drawn from a pool so 10,000 messages take seconds, not minutes, to build.
 // The transcript ends with cursor's reply and a new user message, so a branch that
 // knows every message but the last one makes the decision a real resume.
+import { CLOSING_LINE, renderOpencodeMessage } from '../../src/transcript/opencode-text.js';
+import { parseTranscript } from '../../src/transcript/parse.js';
 import { grepOutput, sourceFile, systemPrompt, testOutput, toolDefinitions, userText } from './content.js';
 
 const POOL = 24;
@@ -40,4 +42,22 @@ export function bigTranscript(messages: number, workspace: string): string {
   out.push({ role: 'assistant', content: 'Done: the branch is kept until its chat is gone.' });
   out.push({ role: 'user', content: 'Thanks. Now add a test for the expired case.' });
   return JSON.stringify({ model: 'gpt-5', workspace, messages: out, tools: toolDefinitions() });
+}
+
+/**
+ * The same transcript as the OpenCode plugin flattens it: its bridge and tools blocks,
+ * one block per message, the closing line (there are tool results), its Task bridge.
+ */
+export function bigLayoutPrompt(messages: number, workspace: string): string {
+  const conversation = parseTranscript(bigTranscript(messages, workspace));
+  const tools = toolDefinitions()
+    .map(({ function: t }) => `- ${t.name}: ${t.description}\n  Parameters: ${JSON.stringify(t.parameters)}`)
+    .join('\n');
+  return [
+    'SYSTEM: opencode bridge mode is active.\nFor file changes, respond with exactly one JSON object and no prose.',
+    `SYSTEM: You have access to the following tools. When you need to use one, respond with a tool_call in the standard OpenAI format.\nTool guidance: prefer write/edit for file changes; use bash mainly to run commands/tests.\n\nAvailable tools:\n${tools}`,
+    ...conversation.messages.map(renderOpencodeMessage),
+    CLOSING_LINE,
+    'SYSTEM: OpenCode Task bridge mode is active.\nOpenCode owns the task tool.',
+  ].join('\n\n');
 }

@@ -32,7 +32,8 @@ import {
 import type { Analysis, BranchCheck } from '../resume/decide.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
-import type { Message } from '../transcript/types.js';
+import { readOpencodeText, renderOpencodeMessage } from '../transcript/opencode-text.js';
+import type { Conversation, Message } from '../transcript/types.js';
 import { contextFor, goneChats, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn/input.js';
 
 interface InspectOptions {
@@ -60,8 +61,9 @@ left, last outcome, prompt bytes saved so far (with --json, ageMs is the time si
 updatedAt, not since createdAt). Nothing is started: with no helper running it says so (exit 0). The
 cache holds hashes, IDs, counts and times, never message text.
 
-With --transcript: the decision a run would make for that transcript, step by step: resume on or off
-and why, side call or not, the anchor and what went into it, the branches found (looked up through a
+With --transcript: the decision a run would make for that transcript, step by step: how it was read
+(a prompt in the OpenCode plugin's layout block by block, each frame or message with its role, size and
+first words; for other plain text, why it is not in that layout), resume on or off and why, side call or not, the anchor and what went into it, the branches found (looked up through a
 running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
 against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
 (its lookup leaves the entries' order, expiry and the helper's limits as they were), yet plans as
@@ -263,6 +265,7 @@ function explanation(
       shape: conversation.shape,
       messages: conversation.messages.length,
       tools: conversation.tools.length,
+      ...readingView(conversation),
     },
     resume: {
       enabled,
@@ -287,7 +290,12 @@ function explanation(
           ? null
           : { index: analysis.opener, role: 'user', preview: preview(textOf(conversation.messages[analysis.opener])), digest: analysis.digests[analysis.opener] },
     },
-    tools: { count: conversation.tools.length, fingerprint: analysis.toolsFingerprint },
+    tools: {
+      count: conversation.tools.length,
+      fingerprint: analysis.toolsFingerprint,
+      // The OpenCode plugin's prompt has its tools as one block of text, fingerprinted as it is written.
+      ...(conversation.layout ? { blockBytes: layoutToolsBytes(conversation) } : {}),
+    },
     cache: { state: cache.state, note: cache.note, branchesFound: cache.branches === null ? null : cache.branches.length },
     branches: plan.checks.map((check) => branchView(check, branches.get(check.chatId), analysis, missing)),
     prompt: { bytes: plan.promptBytes, fullBytes: plan.fullPromptBytes, savedBytes: plan.fullPromptBytes - plan.promptBytes },
@@ -304,6 +312,30 @@ function explanation(
 }
 
 type Explanation = ReturnType<typeof explanation>;
+
+const layoutToolsBytes = (conversation: Conversation): number | null => {
+  const block = conversation.layout?.find((b) => 'frame' in b && b.frame === 'tools');
+  return block && 'frame' in block ? Buffer.byteLength(block.text) : null;
+};
+
+/**
+ * How a flattened prompt was read: each block of the OpenCode plugin's layout (a
+ * frame, or a message with its role), or why plain text is not in that layout.
+ */
+function readingView(conversation: Conversation) {
+  if (conversation.shape === 'text') {
+    const reading = readOpencodeText(conversation.text ?? '');
+    return { layout: null, notLayout: 'why' in reading ? reading.why : null };
+  }
+  if (!conversation.layout) return { layout: null, notLayout: null };
+  const layout = conversation.layout.map((b) => {
+    if ('frame' in b) return { frame: b.frame, bytes: Buffer.byteLength(b.text), preview: preview(b.text) };
+    const message = conversation.messages[b.message]!;
+    const block = renderOpencodeMessage(message);
+    return { message: b.message, role: message.role, bytes: Buffer.byteLength(block), preview: preview(block) };
+  });
+  return { layout, notLayout: null };
+}
 
 function branchView(check: BranchCheck, branch: Branch | undefined, analysis: Analysis, missing: ReadonlySet<string>) {
   const { proof } = check;
@@ -344,7 +376,13 @@ function render(view: Explanation): string {
   const step = (label: string, value: string) => rows.push([c.bold(label), value]);
   const sub = (label: string, value: string) => rows.push([`  ${c.dim(label)}`, value]);
 
-  step('transcript', `${transcript.source}: ${transcript.shape === 'text' ? 'plain text' : transcript.shape}, ${plural(transcript.messages, 'message')}, ${plural(transcript.tools, 'tool')}`);
+  const frames = transcript.layout?.filter((b) => 'frame' in b).length;
+  const counted = frames === undefined ? plural(transcript.tools, 'tool') : plural(frames, 'frame block');
+  step('transcript', `${transcript.source}: ${transcript.shape === 'text' ? 'plain text' : transcript.shape}, ${plural(transcript.messages, 'message')}, ${counted}`);
+  if (transcript.notLayout !== null) sub('layout', `not the OpenCode plugin's: ${transcript.notLayout}`);
+  for (const [i, b] of (transcript.layout ?? []).entries()) {
+    sub(`block ${i + 1}`, 'frame' in b ? c.dim(`frame ${b.frame}, ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`) : `message ${b.message} (${b.role}), ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`);
+  }
   step('resume', resume.enabled ? `${good('on')}: ${resume.why}` : `${bad('off')}: ${resume.why}`);
   step('caller chat', view.callerResume ? bad('yes: --resume or --continue on the run line; passed on untouched') : 'no');
   step('side call', view.sideCall ? bad(`yes: matched /${view.sideCall.pattern}/ at the start of the first ${view.sideCall.role} message`) : 'no');
@@ -353,7 +391,10 @@ function render(view: Explanation): string {
   sub('model', `${anchor.model === '' ? "cursor-agent's default" : anchor.model} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`);
   sub('session', anchor.sessionId ?? 'none');
   sub('opener', anchor.opener ? `message ${anchor.opener.index} (user): ${JSON.stringify(anchor.opener.preview)}` : 'none');
-  step('tools', `${plural(view.tools.count, 'tool')}, fingerprint ${view.tools.fingerprint.slice(0, 12)}`);
+  const { tools } = view;
+  const toolsText =
+    tools.blockBytes === undefined ? plural(tools.count, 'tool') : tools.blockBytes === null ? 'no tools block' : `the tools block (${bytes(tools.blockBytes)})`;
+  step('tools', `${toolsText}, fingerprint ${tools.fingerprint.slice(0, 12)}`);
   step('cache', view.cache.note);
   for (const b of view.branches) {
     step('branch', `chat ${b.chatId} (version ${b.version}${b.turns === null ? '' : `, ${plural(b.turns, 'turn')}`})`);

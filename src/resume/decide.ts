@@ -5,11 +5,12 @@ import type { Branch } from '../cache/types.js';
 import type { Conversation } from '../transcript/types.js';
 import { anchorOf, firstRealUserIndex } from './anchor.js';
 import { isSafeChatId } from './chat-id.js';
-import { messageDigest } from './digests.js';
-import { toolsFingerprint } from './fingerprint.js';
+import { messageDigests } from './digests.js';
+import { toolsBlockFingerprint, toolsFingerprint } from './fingerprint.js';
 import { provePrefix, type PrefixProof } from './prefix.js';
 import { REASONS, type Reason } from './reasons.js';
-import { renderDelta, renderFull } from './render.js';
+import { renderDelta, renderFull, type DeltaResult } from './render.js';
+import { renderOpencodeDelta } from './render-opencode.js';
 import { detectSideCall, type SideCallMatch } from './side-call.js';
 
 export type DecisionKind = 'fresh' | 'resume-delta' | 'resume-full';
@@ -42,7 +43,7 @@ export function analyze(
   conversation: Conversation,
   context: { workspace: string; model: string; sideCallPatterns: ReadonlyArray<RegExp> },
 ): Analysis {
-  const digests = conversation.messages.map(messageDigest);
+  const digests = messageDigests(conversation);
   const opener = firstRealUserIndex(conversation.messages);
   const sideCall = conversation.shape === 'text' ? null : detectSideCall(conversation.messages, context.sideCallPatterns);
   return {
@@ -56,10 +57,21 @@ export function analyze(
       opener < 0
         ? null
         : anchorOf({ workspace: context.workspace, model: context.model, sessionId: conversation.sessionId, opener: digests[opener]! }),
-    toolsFingerprint: toolsFingerprint(conversation.tools),
+    toolsFingerprint: conversation.layout ? toolsBlockFingerprint(toolsBlock(conversation)) : toolsFingerprint(conversation.tools),
     fullPrompt: renderFull(conversation),
   };
 }
+
+const toolsBlock = (conversation: Conversation): string | null =>
+  conversation.layout?.flatMap((b) => ('frame' in b && b.frame === 'tools' ? [b.text] : []))[0] ?? null;
+
+/** The new messages after the known ones, as the caller's shape sends them. */
+const deltaOf = (conversation: Conversation, known: number): DeltaResult =>
+  conversation.shape === 'opencode-text' ? renderOpencodeDelta(conversation, known) : renderDelta(conversation.messages, known);
+
+/** A transcript that first differs from the chat at a system message has a new system prompt, not an edited history. */
+const divergedReason = (proof: PrefixProof, analysis: Analysis): Reason =>
+  proof.verdict === 'diverged' && analysis.conversation.messages[proof.matched]?.role === 'system' ? 'system-changed' : 'diverged';
 
 export interface BranchCheck {
   chatId: string;
@@ -122,7 +134,8 @@ function describeProof(proof: PrefixProof, analysis: Analysis): string {
       return `the transcript ends after ${at} of the ${proof.known} messages the chat knows: it dropped turns the chat has`;
     case 'diverged': {
       const role = analysis.conversation.messages[at]?.role ?? 'message';
-      const how = role === 'assistant' ? 'differs from what cursor replied' : 'was edited, removed or reordered';
+      const how =
+        role === 'assistant' ? 'differs from what cursor replied' : role === 'system' ? 'differs from the system message the chat was given' : 'was edited, removed or reordered';
       return `${at} of ${proof.known} known messages match; message ${at} (${role}) ${how}`;
     }
   }
@@ -137,12 +150,12 @@ function checkBranch(branch: Branch, input: DecideInput): BranchCheck {
   if (!isSafeChatId(branch.chatId)) return fail('unsafe-chat-id', REASONS['unsafe-chat-id']);
   if (branch.toolsFingerprint !== analysis.toolsFingerprint) return fail('tools-changed', REASONS['tools-changed']);
   if (proof.verdict === 'nothing-new') return fail('nothing-new', describeProof(proof, analysis));
-  if (proof.verdict !== 'holds') return fail('diverged', describeProof(proof, analysis));
+  if (proof.verdict !== 'holds') return fail(divergedReason(proof, analysis), describeProof(proof, analysis));
   // A chat a run is driving now is busy whatever its state says: the state changes when that run ends.
   if (branch.leased) return fail('busy', REASONS.busy);
   if (branch.state !== 'ok') return fail('interrupted', REASONS.interrupted);
   if (input.missingChats.has(branch.chatId)) return fail('chat-missing', REASONS['chat-missing']);
-  const delta = renderDelta(analysis.conversation.messages, proof.known);
+  const delta = deltaOf(analysis.conversation, proof.known);
   if (!delta.ok) return fail('unsafe-delta', delta.why);
   return { ...base, verdict: 'delta', detail: describeProof(proof, analysis), delta: delta.prompt };
 }

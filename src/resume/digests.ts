@@ -1,6 +1,8 @@
 // One digest per message: what the prefix proof compares. Messages the caller
 // wrote are compared exactly; an assistant message is compared as what cursor
-// itself produced: its text with whitespace normalised, and its tool calls by id and name.
+// itself produced: its text with whitespace normalised, and its tool calls by id and name
+// (by id only in the OpenCode plugin's layout, whose names and arguments are the
+// plugin's mapping of Cursor's calls onto OpenCode's tools).
 //
 // The hash is fed field by field, each string framed by its length instead of
 // JSON-escaped: escaping every message was the most expensive step of deciding on a
@@ -9,7 +11,7 @@
 // objects, AI SDK outputs) still go in as canonical JSON: equal values, equal bytes.
 import { createHash, type Hash } from 'node:crypto';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
-import type { Message, Part } from '../transcript/types.js';
+import type { Conversation, Message, Part, Shape } from '../transcript/types.js';
 import { canonicalJson } from './canonical-json.js';
 
 export interface ReplyToolCall {
@@ -98,6 +100,35 @@ export function assistantDigest(text: string, toolCalls: ReadonlyArray<ReplyTool
   const digest = new Digest('assistant').tag('T').text(normalizeWhitespace(text));
   for (const call of toolCalls) digest.tag('C').text(call.id).text(call.name);
   return digest.hex();
+}
+
+/** As assistantDigest, but the tool calls by id alone: tagged apart, so neither form can stand for the other. */
+function assistantDigestByCallId(text: string, toolCalls: ReadonlyArray<{ id: string }>): string {
+  const digest = new Digest('assistant').tag('T').text(normalizeWhitespace(text));
+  for (const call of toolCalls) digest.tag('I').text(call.id);
+  return digest.hex();
+}
+
+const byCallId = (shape: Shape): boolean => shape === 'opencode-text';
+
+/**
+ * The digest of cursor's reply to a turn, as the next transcript of that conversation
+ * will carry it: what a run records after the turn's messages. A turn its caller ended
+ * at a tool call (the plugin's tool loop) is recorded the same way: the text cursor
+ * wrote before the calls, and the calls it started, in order.
+ */
+export function replyDigest(analysis: { conversation: { shape: Shape } }, text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string {
+  return byCallId(analysis.conversation.shape) ? assistantDigestByCallId(text, toolCalls) : assistantDigest(text, toolCalls);
+}
+
+/** One digest per message of the conversation, in order. */
+export function messageDigests(conversation: Conversation): string[] {
+  if (!byCallId(conversation.shape)) return conversation.messages.map(messageDigest);
+  return conversation.messages.map((m) => {
+    if (m.role !== 'assistant') return messageDigest(m);
+    const text = m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
+    return assistantDigestByCallId(text, m.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id }] : [])));
+  });
 }
 
 export function messageDigest(message: Message): string {

@@ -13,3 +13,11 @@ const toolDigest = (tool: Tool): string => digestOf((update) => canonicalJsonChu
 export function toolsFingerprint(tools: ReadonlyArray<Tool>): string {
   return digest(tools.map(toolDigest).sort().join(','));
 }
+
+/**
+ * The tools of a prompt in the OpenCode plugin's layout: its tools block exactly as
+ * written (null when it has none), which the plugin renders the same way every turn.
+ */
+export function toolsBlockFingerprint(block: string | null): string {
+  return digest(JSON.stringify(['opencode-tools-block', block]));
+}

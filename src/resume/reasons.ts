@@ -11,6 +11,7 @@ export const REASONS = {
   'unsafe-chat-id': 'the known chat ID is not of the allowed form',
   'tools-changed': 'the tool definitions differ from those the chat was started with',
   diverged: 'the transcript does not begin with the messages the chat knows',
+  'system-changed': 'a system message differs from the one the chat was given (a new date, another agent): a fresh chat gets the new one',
   'nothing-new': 'the transcript adds no message to what the chat knows',
   interrupted: "the chat's last turn never finished, so its history is unknown",
   'chat-missing': "the chat is gone from Cursor's chat store",

@@ -70,7 +70,8 @@ function messageBlocks(message: Message): string[] {
 
 /** The whole conversation as one prompt, for a fresh chat. */
 export function renderFull(conversation: Conversation): string {
-  if (conversation.shape === 'text') return conversation.text ?? '';
+  // The caller's own prompt: plain text, or the OpenCode plugin's layout read back from it.
+  if (conversation.text !== undefined) return conversation.text;
   const blocks: string[] = [];
   if (conversation.tools.length > 0) blocks.push(toolsBlock(conversation.tools));
   for (const message of conversation.messages) blocks.push(...messageBlocks(message));

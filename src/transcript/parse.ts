@@ -2,6 +2,7 @@ import { parseAiSdk } from './ai-sdk.js';
 import { checkJsonSize, decodeLossy, decodeUtf8, notUtf8, parseJson } from './decode.js';
 import { describe } from './common.js';
 import { TranscriptError } from './errors.js';
+import { readOpencodeText } from './opencode-text.js';
 import { parseOpenAI } from './openai.js';
 import type { Conversation } from './types.js';
 
@@ -17,7 +18,8 @@ const JSON_SCALAR = /^["\-0-9tfn]/;
  * - JSON of any other type (an array, a string, a number, true, false, null) is refused:
  *   it is no transcript, and taking it for a prompt would hide the caller's mistake;
  * - anything else is a prompt the caller already flattened, passed on as the bytes
- *   that came: a BOM, invalid UTF-8 and text beginning with "[" that is not JSON included.
+ *   that came: a BOM, invalid UTF-8 and text beginning with "[" that is not JSON included;
+ *   such text that reads exactly in the OpenCode plugin's layout is also read into messages.
  */
 export function parseTranscript(input: string | Uint8Array): Conversation {
   if (typeof input === 'string') return parseText(input, undefined);
@@ -45,6 +47,8 @@ function parseText(text: string, raw: Uint8Array | undefined): Conversation {
       `transcript: expected a JSON object (an OpenAI Chat Completions body or an AI SDK prompt), got ${describeJson(json.value)}`,
     );
   }
+  const reading = readOpencodeText(text);
+  if ('blocks' in reading) return { shape: 'opencode-text', text, ...(raw !== undefined ? { raw } : {}), messages: reading.messages, tools: [], layout: reading.blocks };
   return plainText(text, raw);
 }
 

@@ -1,5 +1,8 @@
 // The canonical conversation: every accepted transcript shape becomes this, and
-// nothing after parsing knows which shape came in.
+// nothing after parsing knows which shape came in, but for two things: plain text
+// is never resumed, and a prompt in the OpenCode plugin's layout keeps its frame
+// blocks (and its caller's bytes) so it can be sent on as the plugin would send it.
+import type { LayoutBlock } from './opencode-text.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -22,7 +25,8 @@ export interface Tool {
   parameters: unknown;
 }
 
-export type Shape = 'openai' | 'ai-sdk' | 'text';
+/** 'opencode-text': plain text in the OpenCode plugin's layout, read back into messages. */
+export type Shape = 'openai' | 'ai-sdk' | 'text' | 'opencode-text';
 
 export interface Conversation {
   shape: Shape;
@@ -32,8 +36,10 @@ export interface Conversation {
   sessionId?: string;
   messages: Message[];
   tools: Tool[];
-  /** Only for shape 'text': the caller's pre-flattened prompt (broken UTF-8 shown as U+FFFD). */
+  /** Only for shapes 'text' and 'opencode-text': the caller's pre-flattened prompt (broken UTF-8 shown as U+FFFD). */
   text?: string;
-  /** Only for shape 'text' read from bytes: exactly those bytes, which cursor-agent gets as they came. */
+  /** Only for shapes 'text' and 'opencode-text' read from bytes: exactly those bytes, which a fresh chat gets as they came. */
   raw?: Uint8Array;
+  /** Only for shape 'opencode-text': the prompt's blocks in order, frames verbatim and messages by index. */
+  layout?: LayoutBlock[];
 }

@@ -16,7 +16,7 @@ interface Invocation {
   argv: string[];
   /** What the caller asked for; when it is not stream-json and the turn is recorded, we translate. */
   callerFormat: OutputFormat;
-  /** cursor-agent's stdin: `prompt`, or a plain-text transcript's bytes as they came (`prompt` shows them as text). */
+  /** cursor-agent's stdin: `prompt`, or a flattened transcript's bytes as they came when it goes whole (`prompt` shows them as text). */
   stdin: string | Uint8Array;
   promptBytes: number;
   fullPromptBytes: number;
@@ -45,7 +45,8 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
 
 /**
  * Whether a run asks the cache about this turn at all: resume on, a structured
- * transcript, no --resume/--continue of the caller's, an anchor, not a side call.
+ * transcript (JSON, or text in the OpenCode plugin's layout), no --resume/--continue
+ * of the caller's, an anchor, not a side call.
  * Otherwise the plan is fresh whatever the cache holds, the cache is not touched,
  * and `why` says so (inspect shows it).
  */
@@ -88,8 +89,8 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     resumeChatId: decision.decision === 'fresh' ? null : decision.chatId,
     streamJson: decision.record,
   });
-  // Plain text is always a fresh chat whose prompt is the whole text: its bytes go instead.
-  const stdin = conversation.raw ?? decision.prompt;
+  // A prompt the caller flattened goes whole as its own bytes; only a delta is ours.
+  const stdin = conversation.raw !== undefined && decision.decision !== 'resume-delta' ? conversation.raw : decision.prompt;
   const bytes = typeof stdin === 'string' ? Buffer.byteLength(stdin) : stdin.length;
   return {
     ...decision,
@@ -97,7 +98,7 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     callerFormat,
     stdin,
     promptBytes: bytes,
-    fullPromptBytes: conversation.raw ? bytes : Buffer.byteLength(analysis.fullPrompt),
+    fullPromptBytes: conversation.raw ? conversation.raw.length : Buffer.byteLength(analysis.fullPrompt),
   };
 }
 

@@ -2,7 +2,7 @@
 // `simulate`, so the two record exactly the same sequence for the same turn.
 import type { RecordRequest } from '../helper/protocol.js';
 import type { Analysis } from '../resume/decide.js';
-import { assistantDigest, type ReplyToolCall } from '../resume/digests.js';
+import { replyDigest, type ReplyToolCall } from '../resume/digests.js';
 import type { Plan } from './plan.js';
 
 /** Cursor's reply to the turn: its text and its tool calls. */
@@ -10,9 +10,6 @@ export interface Reply {
   text: string;
   calls: ReadonlyArray<ReplyToolCall>;
 }
-
-/** The digest of cursor's reply, as the next transcript's copy of it will digest. */
-export const replyDigest = (_analysis: Analysis, reply: Reply): string => assistantDigest(reply.text, reply.calls);
 
 /**
  * The record of a turn: every message sent so far, then cursor's reply, for the
@@ -31,7 +28,7 @@ export function recordFor(
     toolsFingerprint: analysis.toolsFingerprint,
     workspace: analysis.workspace,
     model: analysis.model,
-    known: analysis.digests.join('') + replyDigest(analysis, reply),
+    known: analysis.digests.join('') + replyDigest(analysis, reply.text, reply.calls),
     baseVersion: plan.decision === 'fresh' ? null : plan.baseVersion,
     savedBytes: plan.fullPromptBytes - plan.promptBytes,
     outcome: 'success',

@@ -55,7 +55,7 @@ describe('--dry-run', () => {
   });
 
   test('plain text is passed on as it is', async () => {
-    const text = 'USER: hello\n\nASSISTANT: hi\n';
+    const text = 'hello\n\nASSISTANT: hi\n';
     const plan = JSON.parse((await runCli(['--dry-run'], { input: text, env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1' }) })).stdout);
     assert.equal(plan.reason, 'plain-text');
     assert.equal(plan.prompt, text);

@@ -92,11 +92,11 @@ describe('a turn that needs no cache never connects to the helper', { concurrenc
     const env = world();
     const silent = await listener(env);
     try {
-      const plain = await runCli(STREAM_ARGS, { input: 'USER: hello', env });
+      const plain = await runCli(STREAM_ARGS, { input: 'hello, in plain words', env });
       assert.equal(plain.code, 0, plain.stderr);
       const bad = await runCli(STREAM_ARGS, { input: '{"messages":[', env });
       assert.equal(bad.code, 2);
-      const dry = await runCli(['--dry-run'], { input: 'USER: hello', env });
+      const dry = await runCli(['--dry-run'], { input: 'hello, in plain words', env });
       assert.equal(JSON.parse(dry.stdout).reason, 'plain-text');
       assert.equal(silent.connections(), 0);
       // The probe is where a run looks: a turn that does need the cache reaches it.

@@ -172,7 +172,9 @@ describe('prefix proof and delta', () => {
       ['a trailing space in the system message', next(`${system} `, said, replied)],
     ] as const) {
       const d = decideFor(body, [branch]);
-      assert.equal(d.reason, 'diverged', what);
+      assert.equal(d.decision, 'fresh', what);
+      // A system message that differs is a new system prompt, which gets its own reason.
+      assert.equal(d.reason, what.endsWith('system message') ? 'system-changed' : 'diverged', what);
     }
   });
   test('the anchor names the concrete model: a provider prefix, on the command line or in the transcript, is stripped', () => {
@@ -326,7 +328,7 @@ describe('chat IDs', () => {
 
 describe('plain text', () => {
   test('a pre-flattened prompt goes as it is, fresh, never recorded', () => {
-    const text = 'USER: hello\n\nASSISTANT: hi\n';
+    const text = 'hello\n\nASSISTANT: hi\n';
     const analysis = analyze(parseTranscript(text), { workspace: '/w', model: '', sideCallPatterns: PATTERNS });
     const d = decide({ analysis, settings: ON, callerResume: false, branches: [], missingChats: new Set() });
     assert.equal(d.decision, 'fresh');

@@ -101,7 +101,7 @@ describe('accepted shapes become one canonical conversation', () => {
     assert.deepEqual(c.tools[0], { name: 'bash', description: 'run', parameters: { type: 'object' } });
   });
   test('plain text that is not JSON is a pre-flattened prompt, kept byte for byte', () => {
-    const text = 'USER: fix the bug\n\n  ';
+    const text = 'fix the bug\n\nUSER: and the test\n\n  ';
     assert.deepEqual(parseTranscript(text), { shape: 'text', text, messages: [], tools: [] });
   });
   test('developer role is a system message', () => {
