@@ -14,6 +14,7 @@ import { worlds } from '../support/hardening.js';
 
 const world = worlds();
 
+// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[/;
 /** The README as it is, and with every run of white space one blank (its sentences wrap anywhere). */
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -836,6 +837,7 @@ describe('the manual page', () => {
     assert.equal(groff.stderr, '', 'groff warnings');
     assert.equal(groff.status, 0);
     // Bold and italics come as overstrikes (X\bX) or SGR sequences, depending on grotty's defaults.
+    // eslint-disable-next-line no-control-regex
     const text = groff.stdout.replace(/.\u0008/g, '').replace(/\u001b\[[0-9;]*m/g, '');
     for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'COMMANDS', 'OPTIONS', 'ENVIRONMENT', 'FILES', 'EXIT STATUS', 'EXAMPLES', 'SEE ALSO']) {
       assert.match(text, new RegExp(`^${section}$`, 'm'), section);
