@@ -815,6 +815,13 @@ describe('the README', () => {
     assert.deepEqual(named(claim[2]!), leaves.filter((c) => !c.json).map((c) => c.path.join(' ')).sort());
   });
 
+  test('it names every npm script, each `npm run` it names exists, and its first lines stay the two a newcomer needs', () => {
+    const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    const named = new Set([...README.matchAll(/\bnpm (?:run ([\w:-]+)|(test)\b)/g)].map((m) => m[1] ?? m[2]!));
+    assert.deepEqual([...named].sort(), [...scripts].sort());
+    assert.match(README, /^# cursor-resume\n\n```sh\nnpm ci && npm run demo +# [^\n]+\nnpm test +# [^\n]+\n```\n/);
+  });
+
   test('its reason-code table lists exactly the codes a plan can give, in their order', async () => {
     const { REASONS } = await import('../../src/resume/reasons.js');
     const section = /^### Reason codes\n([\s\S]*?)\n(?=#)/m.exec(README)?.[1] ?? '';
