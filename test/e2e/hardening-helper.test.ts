@@ -14,9 +14,10 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
 import { connectHelper } from '../../src/helper/launcher.js';
-import { runCli, tempDir } from '../support/cli.js';
+import { runCli, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { alive, entries, factsOf, fakeHelper, hello, helperPids, openFds, socketOf, spawnCli, waitFor, worlds } from '../support/hardening.js';
+import { entries, factsOf, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
+import { alive, helperPids, openFds, waitFor } from '../support/processes.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);

@@ -9,9 +9,10 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STAND_IN, scriptAgent, tempDir } from '../support/cli.js';
+import { STAND_IN, scriptAgent, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { factsOf, helperPids, killGroup, spawnCli, waitFor, worlds } from '../support/hardening.js';
+import { factsOf, worlds } from '../support/hardening.js';
+import { helperPids, killGroup, waitFor } from '../support/processes.js';
 
 const groups: number[] = [];
 const world = worlds();
