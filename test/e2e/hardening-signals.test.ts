@@ -5,14 +5,14 @@
 // behind, the next turn either resumes the right chat (its reply names every fact) or
 // starts fresh with the whole conversation; never a wrong entry, never a lost turn.
 import assert from 'node:assert/strict';
-import { existsSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { STAND_IN, scriptAgent, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { factsOf, worlds } from '../support/hardening.js';
-import { helperPids, killGroup, waitFor } from '../support/processes.js';
+import { alive, helperPids, killGroup, waitFor } from '../support/processes.js';
 
 const groups: number[] = [];
 const world = worlds();
@@ -67,8 +67,8 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
     c.messages.push({ role: 'user', content: 'remember: beta' });
     const body = c.body();
     const run = startTurn(c, undefined, null);
-    run.stdin!.write(body.slice(0, body.length >> 1));
-    await sleep(300);
+    // Half the transcript, then blanks past what a pipe holds: once they have drained, cursor-resume is reading.
+    if (!run.stdin!.write(body.slice(0, body.length >> 1) + ' '.repeat(4 << 20))) await once(run.stdin!, 'drain');
     await killed(run);
     assert.equal(c.invocations().length, 1, 'cursor-agent never started');
     c.messages.pop();
@@ -78,7 +78,7 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
   test('holding the lease, before cursor-agent starts: the chat is not taken as known, the next turn is fresh with everything', async () => {
     // cursor-agent takes a moment to start: long enough to be killed in between.
     const marker = join(tempDir('cr-slowstart-'), 'spawned');
-    const agent = scriptAgent('slow-start-agent.sh', `#!/bin/bash\ntouch "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`);
+    const agent = scriptAgent('slow-start-agent.sh', `#!/bin/bash\necho $$ > "${marker}.tmp" && mv "${marker}.tmp" "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`);
     const c = conversation(world({ CURSOR_RESUME_AGENT: agent }));
     await c.turn('remember: alpha');
     rmSync(marker);
@@ -86,7 +86,8 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
     const run = startTurn(c);
     await waitFor('cursor-resume to start cursor-agent', () => existsSync(marker));
     await killed(run);
-    await sleep(800); // the orphan starts, finds its reader gone, and stops
+    const orphan = Number(readFileSync(marker, 'utf8'));
+    await waitFor('the orphan to start, find its reader gone, and stop', () => !alive(orphan));
     assert.equal(await nothingLost(c, ['alpha', 'beta', 'gamma']), 'fresh');
     assert.equal(c.lastTrace().reason, 'interrupted');
   });
@@ -126,7 +127,9 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
       process.kill(helper!, 'SIGSTOP');
       try {
         await waitFor('the answer to be complete', () => run.output.stdout.includes('"type":"result"'));
-        await sleep(round === 0 ? 20 : 200);
+        // Killed as the answer completes, or once cursor-agent has exited and the record is on its way.
+        const agent = c.lastInvocation().pid;
+        if (round === 1) await waitFor('cursor-agent to exit', () => !alive(agent));
         // cursor-resume dies waiting on its record (had it given up on the helper already, it has ended by itself).
         await killed(run, true);
       } finally {

@@ -379,7 +379,10 @@ test('idle connections and half-sent requests are closed, leased ones are not (i
   assert.equal(await silent.received, '', 'an idle connection is closed without a word');
   const reply = firstReply(await trickling.received);
   assert.equal(reply.error!.code, 'bad-request', 'a request dribbled in byte by byte still has its deadline');
-  await sleep(400);
+  // A connection opened after the holder's last request, and as silent: once the idle rule has closed it, the holder has been idle as long.
+  const witness = await raw(paths.socket);
+  assert.equal(await witness.received, '', 'a later idle connection is closed');
+  await waitFor('the helper to let the idle ones go', () => server.connectionCount <= 1, DEADLINE_MS);
   assert.equal(server.connectionCount, 1, 'the lease holder stays connected while idle');
   assert.equal(server.store.lookup(A)[0]!.leased, true);
   holder.close();
@@ -469,7 +472,10 @@ test('idle exit: with no connections and an empty cache, after CURSOR_RESUME_IDL
   assert.equal(client.server!.limits.idleMs, 400);
   assert.ok((await client.record(record())).recorded);
   client.close();
-  await sleep(1200);
+  // An empty helper with the same idle limit, left alone after ours: once it has gone, ours has been idle longer.
+  const empty = world(t, { CURSOR_RESUME_IDLE_MS: '400' });
+  const witness = JSON.parse((await helperCli(['start', '--json'], empty.env)).stdout);
+  await waitFor('the empty helper to exit', () => !alive(witness.pid), DEADLINE_MS);
   assert.ok(alive(pid), 'a helper holding entries stays');
   const again = await connected(w, false);
   assert.equal(await again.evict({ all: true }), 1);
@@ -502,7 +508,7 @@ test('TTL and LRU limits from the environment, clamped to the seed limits', asyn
   const listed = (await client.list())[0]!;
   assert.equal(listed.knownCount, 2);
   assert.equal('known' in listed, false, 'list does not carry the digests');
-  await sleep(450);
+  await waitFor('the TTL to pass', async () => (await client.peek(A)).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
   assert.deepEqual(
     (await client.lookup(A)).filter((b) => b.ttlLeftMs > 0),
     [],
@@ -745,7 +751,7 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   }
   // Looking changes nothing: inspect, helper status and a dry run leave the limits and the entries alone.
   b.messages.push({ role: 'user', content: 'remember: gamma' });
-  await sleep(50);
+  await waitFor('both chats to be older than 10 ms', async () => (await entries(w.env)).every((e) => (e.ageMs as number) > 10), DEADLINE_MS);
   const short = { ...b.env, CURSOR_RESUME_TTL_MS: '10' };
   const dry = JSON.parse((await sendWith(b, ['--dry-run', ...STREAM_ARGS], short)).stdout);
   assert.deepEqual([dry.decision, dry.reason], ['fresh', 'expired'], 'a dry run plans as the next run will, under the lower lifetime');
