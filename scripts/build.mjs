@@ -19,7 +19,7 @@
 // errors apart by name for this reason).
 import { build } from 'esbuild';
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
-import { isBuiltin } from 'node:module';
+import { BUILTIN_BANNER, cheapBuiltinImports, importsThroughBoot } from './build-patches.mjs';
 
 /**
  * env-paths (the config file's location, read on every run) imports `node:process`;
@@ -45,16 +45,11 @@ const lazyFromCli = {
   },
 };
 
-/**
- * In a CommonJS bundle esbuild turns `import fs from 'node:fs'` into
- * `__toESM(require("node:fs"), 1)`, which copies every property of the module onto
- * a new object: 1.5 ms a run for fs, os, path, net and process. An object that
- * inherits them reads the same (live) values and costs nothing.
- */
-async function cheapBuiltinImports(file) {
-  const text = await readFile(file, 'utf8');
-  const out = text.replace(/__toESM\(require\("([^"]+)"\), 1\)/g, (call, name) => (isBuiltin(name) ? `__builtin(require("${name}"))` : call));
-  await writeFile(file, out);
+/** Rewrites a file of dist/ with the patches of build-patches.mjs, in order. */
+async function patch(file, ...patches) {
+  let text = await readFile(file, 'utf8');
+  for (const p of patches) text = p(text, file);
+  await writeFile(file, text);
 }
 
 const common = {
@@ -68,7 +63,7 @@ const common = {
 const cjs = {
   ...common,
   format: 'cjs',
-  banner: { js: 'const __builtin = (m) => Object.create(m, { default: { value: m, enumerable: true } });' },
+  banner: { js: BUILTIN_BANNER },
 };
 // Some bundled CommonJS dependencies call require(); give an ES module bundle one.
 const esm = {
@@ -77,18 +72,6 @@ const esm = {
   plugins: [processGlobal],
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 };
-
-/**
- * cli.cjs is compiled by boot.cjs (vm), where an import() needs an experimental hook and,
- * with a code cache, fails on Node 20: its imports of the files beside it call the
- * __importBeside that boot.cjs hands it instead.
- */
-async function importsThroughBoot(file) {
-  const text = (await readFile(file, 'utf8')).replace(/\bimport\((?="\.\/)/g, '__importBeside(');
-  const left = /\bimport\(/.exec(text);
-  if (left) throw new Error(`${file} still has an import() boot.cjs cannot serve, at offset ${left.index}`);
-  await writeFile(file, text);
-}
 
 // cli.cjs and boot.cjs find the files beside them through import.meta.url.
 const cjsWithUrl = {
@@ -106,8 +89,7 @@ await Promise.all([
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
   build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
 ]);
-await Promise.all([cheapBuiltinImports('dist/cli.cjs'), cheapBuiltinImports('dist/helper/helper-server.js')]);
-await importsThroughBoot('dist/cli.cjs');
+await Promise.all([patch('dist/cli.cjs', cheapBuiltinImports, importsThroughBoot), patch('dist/helper/helper-server.js', cheapBuiltinImports)]);
 await writeFile('dist/helper/package.json', '{ "type": "commonjs" }\n');
 await chmod('dist/stand-in/cursor-agent.js', 0o755);
 // Last: the cache must be made of cli.cjs exactly as it ships.

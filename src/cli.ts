@@ -5,7 +5,7 @@ import { parseCallerArgs } from './agent/argv.js';
 
 const OUR_COMMANDS = new Set(['inspect', 'helper', 'evict', 'config', 'simulate']);
 
-/** Exit status for a bad command line or an unreadable transcript (SPEC.md). */
+/** Exit status for a bad command line or an unreadable transcript (README, "Exit status"). */
 export const EXIT_USAGE = 2;
 
 async function main(argv: string[]): Promise<number> {

@@ -112,7 +112,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       hardKill ??= setTimeout(() => {
         result.killedHard = true;
         child.kill('SIGKILL');
-      }, KILL_AFTER_MS);
+      }, KILL_AFTER_MS).unref();
     };
     for (const signal of RELAYED_SIGNALS) process.on(signal, relay);
 
@@ -211,10 +211,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     child.on('error', (error: NodeJS.ErrnoException) => {
       result.spawnError = error;
     });
-    child.on('close', async (code, signal) => {
-      clearTimeout(hardKill);
-      // What waits on the chat's place goes out first, in order.
-      if (placing !== null) await placing;
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
       tap.end();
       if (result.stopped === null) {
         result.flushHeld = () => {
@@ -227,6 +224,12 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       result.code = code;
       result.signal = signal;
       resolve(result);
+    };
+    child.on('close', (code, signal) => {
+      clearTimeout(hardKill);
+      // What waits on the chat's place goes out first, in order.
+      if (placing === null) finish(code, signal);
+      else void placing.then(() => finish(code, signal));
     });
   });
 }

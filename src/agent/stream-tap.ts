@@ -38,8 +38,6 @@ export class StreamTap {
   sessionId: unknown = undefined;
   /** A later event named another session_id, or one was not a string. */
   sessionChanged = false;
-  lines = 0;
-  malformedLines = 0;
   oversizedLines = 0;
   /** The model began answering (anything after init): the chat has changed. */
   answerStarted = false;
@@ -105,7 +103,6 @@ export class StreamTap {
     this.pending = [];
     this.pendingBytes = 0;
     this.skipping = false;
-    this.lines++;
     if (skipped) {
       this.oversizedLines++;
       return;
@@ -116,16 +113,13 @@ export class StreamTap {
   private parse(line: string): void {
     if (line.trim() === '') return;
     let event: unknown;
+    // A line that is not a JSON object (cursor-agent's log lines among them) passes on unread.
     try {
       event = JSON.parse(line);
     } catch {
-      this.malformedLines++;
       return;
     }
-    if (!isObject(event)) {
-      this.malformedLines++;
-      return;
-    }
+    if (!isObject(event)) return;
     if ('session_id' in event) this.noteSession(event.session_id);
     switch (event.type) {
       case 'system':

@@ -14,7 +14,6 @@ export type Outcome =
   | 'model'
   | 'resume-failed'
   | 'interrupted'
-  | 'crashed'
   | 'error';
 
 export interface BranchRecord {

@@ -49,7 +49,7 @@ function buildSchemas() {
   const positive = z.int().check(z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER));
   const anchor = z.string().check(z.regex(/^[0-9a-f]{32}$/, 'must be 32 lowercase hex characters'));
   const chatId = z.string().check(z.regex(CHAT_ID_PATTERN, `must match ${CHAT_ID_PATTERN.source}`));
-  const outcome = z.enum(['success', 'auth', 'quota', 'network', 'model', 'resume-failed', 'interrupted', 'crashed', 'error']);
+  const outcome = z.enum(['success', 'auth', 'quota', 'network', 'model', 'resume-failed', 'interrupted', 'error']);
   const state = z.enum(['ok', 'unknown']);
   const plainText = (min: number) =>
     z.string().check(z.minLength(min), z.maxLength(MAX_FIELD_LENGTH), z.regex(NO_CONTROL, 'must not contain control characters'));

@@ -121,7 +121,7 @@ export function retryFresh(plan: ResumePlan, analysis: Analysis, context: TurnCo
   );
 }
 
-/** Exactly the object SPEC.md promises for --dry-run. */
+/** Exactly the object the README promises for --dry-run ("The run line"). */
 export function dryRunView(plan: Plan): object {
   return {
     decision: plan.decision,

@@ -3,11 +3,11 @@
 // on its own copy of bin/ and dist/, started through a probe that reports how the cache
 // was taken.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { cpSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ROOT, sandboxEnv, tempDir } from '../support/cli.js';
+import { runProcess, type RunResult } from '../support/processes.js';
 
 interface Copy {
   dir: string;
@@ -24,25 +24,10 @@ function copyOfBuild(): Copy {
   return { dir, probe };
 }
 
-interface Outcome {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function run(copy: Copy, args: string[], input: string, nodeFlags: string[] = []): Promise<Outcome> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeFlags, copy.probe, ...args], {
-      env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_AGENT: join(copy.dir, 'dist', 'stand-in', 'cursor-agent.js') }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
+function run(copy: Copy, args: string[], input: string, nodeFlags: string[] = []): Promise<RunResult> {
+  return runProcess(process.execPath, [...nodeFlags, copy.probe, ...args], {
+    env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_AGENT: join(copy.dir, 'dist', 'stand-in', 'cursor-agent.js') }),
+    input,
   });
 }
 
@@ -55,7 +40,7 @@ const transcript = JSON.stringify({
 });
 
 /** A dry run (the run path), one of our subcommands (program.js) and one of cursor-agent's (execa.js). */
-async function behaviour(copy: Copy, nodeFlags: string[] = []): Promise<{ cache: string[]; outputs: Outcome[] }> {
+async function behaviour(copy: Copy, nodeFlags: string[] = []): Promise<{ cache: string[]; outputs: RunResult[] }> {
   const runs = [
     await run(copy, ['--dry-run', '--model', 'gpt-5'], transcript, nodeFlags),
     await run(copy, ['simulate', '--help'], '', nodeFlags),

@@ -1,10 +1,10 @@
-// --dry-run through the built binary: the plan as SPEC.md promises it, and every
+// --dry-run through the built binary: the plan as the README promises it, and every
 // bad input refused with exit 2, one clear line, and nothing run.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { runCli, sandboxEnv, tempDir } from '../support/cli.js';
+import { ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 
 const body = (extra: object = {}) =>
   JSON.stringify({ model: 'cursor-acp/gpt-5', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }], ...extra });
@@ -17,6 +17,8 @@ describe('--dry-run', () => {
     assert.equal(r.stderr, '');
     const plan = JSON.parse(r.stdout);
     assert.deepEqual(Object.keys(plan), ['decision', 'reason', 'anchor', 'chatId', 'argv', 'prompt']);
+    const documented = /`--dry-run` \(print the plan as one JSON object, with (.*?), and run nothing\)/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' '));
+    assert.deepEqual([...(documented?.[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]), Object.keys(plan), 'the README names the fields in order');
     assert.deepEqual(plan, {
       decision: 'fresh',
       reason: 'disabled',

@@ -14,6 +14,7 @@ import { worlds } from '../support/hardening.js';
 
 const world = worlds();
 
+// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[/;
 /** The README as it is, and with every run of white space one blank (its sentences wrap anywhere). */
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -814,6 +815,13 @@ describe('the README', () => {
     assert.deepEqual(named(claim[2]!), leaves.filter((c) => !c.json).map((c) => c.path.join(' ')).sort());
   });
 
+  test('it names every npm script, each `npm run` it names exists, and its first lines stay the two a newcomer needs', () => {
+    const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    const named = new Set([...README.matchAll(/\bnpm (?:run ([\w:-]+)|(test)\b)/g)].map((m) => m[1] ?? m[2]!));
+    assert.deepEqual([...named].sort(), [...scripts].sort());
+    assert.match(README, /^# cursor-resume\n\n```sh\nnpm ci && npm run demo +# [^\n]+\nnpm test +# [^\n]+\n```\n/);
+  });
+
   test('its reason-code table lists exactly the codes a plan can give, in their order', async () => {
     const { REASONS } = await import('../../src/resume/reasons.js');
     const section = /^### Reason codes\n([\s\S]*?)\n(?=#)/m.exec(README)?.[1] ?? '';
@@ -836,6 +844,7 @@ describe('the manual page', () => {
     assert.equal(groff.stderr, '', 'groff warnings');
     assert.equal(groff.status, 0);
     // Bold and italics come as overstrikes (X\bX) or SGR sequences, depending on grotty's defaults.
+    // eslint-disable-next-line no-control-regex
     const text = groff.stdout.replace(/.\u0008/g, '').replace(/\u001b\[[0-9;]*m/g, '');
     for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'COMMANDS', 'OPTIONS', 'ENVIRONMENT', 'FILES', 'EXIT STATUS', 'EXAMPLES', 'SEE ALSO']) {
       assert.match(text, new RegExp(`^${section}$`, 'm'), section);

@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import { BIN, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog } from '../support/conversation.js';
 import { entries, factsOf, measuredRun, sha256, teeAgent, worlds } from '../support/hardening.js';
+import { watch } from '../support/processes.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
@@ -170,15 +171,12 @@ describe('hundreds of MB of output', () => {
 describe('the caller closing our stdout early', () => {
   /** Runs one turn and closes its stdout as soon as the first bytes arrive (or at once, for a format that prints at the end). */
   function closeEarly(c: Conversation, args: string[], mode: string, atOnce: boolean): Promise<{ code: number | null; stderr: string }> {
-    return new Promise((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { ...c.env, CURSOR_STAND_IN_MODE: mode }, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      if (atOnce) child.stdout.destroy();
-      else child.stdout.once('data', () => child.stdout.destroy());
-      child.on('close', (code) => resolve({ code, stderr }));
-      child.stdin.end(c.body());
-    });
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...c.env, CURSOR_STAND_IN_MODE: mode }, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (atOnce) child.stdout.destroy();
+    else child.stdout.once('data', () => child.stdout.destroy());
+    const { closed } = watch(child);
+    child.stdin.end(c.body());
+    return closed;
   }
 
   test('while cursor-agent streams: it is stopped, exit 141, and the turn is not taken as known', async () => {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { factsOf, helperPids, waitFor, worlds } from '../support/hardening.js';
+import { factsOf, worlds } from '../support/hardening.js';
+import { helperPids, waitFor } from '../support/processes.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);

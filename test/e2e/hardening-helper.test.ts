@@ -14,9 +14,10 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
 import { connectHelper } from '../../src/helper/launcher.js';
-import { runCli, tempDir } from '../support/cli.js';
+import { runCli, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { alive, entries, factsOf, fakeHelper, hello, helperPids, openFds, socketOf, spawnCli, waitFor, worlds } from '../support/hardening.js';
+import { entries, factsOf, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
+import { alive, helperPids, openFds, waitFor } from '../support/processes.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
@@ -229,6 +230,7 @@ describe('hostile neighbours on the socket', () => {
     const c = await started();
     const pid = await onlyHelper(c.env);
     const sockets: net.Socket[] = [];
+    let newcomer: HelperClient | undefined;
     try {
       // Half-open: it never closes its side, and never reads. It is persistent too: when the
       // kernel's listen queue is full (EAGAIN, a busy helper on a loaded machine), it tries again.
@@ -248,12 +250,25 @@ describe('hostile neighbours on the socket', () => {
       const fds = () => openFds(pid);
       await waitFor('refused connections to be let go', () => fds() < 256 + 64, 10_000);
       assert.equal(sockets.filter((s) => !s.destroyed).length, 3000, 'the other side still holds them all open');
-      // Those silent longest make room for a real client: the next turn resumes.
-      await sleep(2200);
+      // Those silent longest make room for a newcomer once they have been silent a while: a
+      // client of ours is let in (and stays, so the helper is still full) ...
+      await waitFor('a newcomer to be let in', async () => {
+        const client = await HelperClient.connect(socketOf(c.env)).catch(() => undefined);
+        try {
+          await client?.hello();
+          newcomer = client;
+          return client !== undefined;
+        } catch {
+          client?.close();
+          return false;
+        }
+      });
+      // ... and so is a real client: the next turn resumes.
       await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'resumes');
       assert.ok(fds() < 256 + 64, `${fds()} descriptors`);
       assert.equal(await onlyHelper(c.env), pid, 'the same helper');
     } finally {
+      newcomer?.close();
       for (const s of sockets) s.destroy();
     }
     await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
@@ -372,7 +387,7 @@ globalThis.Date = class extends RealDate {
     const short = shiftedClock();
     const d = await started({ ...short.env, CURSOR_RESUME_TTL_MS: '1500' });
     short.set(-24 * hour);
-    await sleep(2000);
+    await waitFor('the entry to outlive its 1.5 s', async () => (await entries(d.env)).every((e) => (e.ttlLeftMs as number) <= 0));
     await turnKnows(d, 'remember: beta', ['alpha', 'beta'], 'fresh');
     assert.ok(['expired', 'no-entry'].includes(d.lastTrace().reason as string), String(d.lastTrace().reason));
   });

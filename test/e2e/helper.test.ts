@@ -18,6 +18,7 @@ import { VERSION } from '../../src/version.js';
 import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, stopHelpersAt } from '../support/hardening.js';
+import { alive, helperPids, runProcess, waitFor } from '../support/processes.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
@@ -26,24 +27,8 @@ const B = 'b'.repeat(32);
 
 // ---- driving the CLI ------------------------------------------------------------
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A process of the test's own that is not cursor-resume (which runs through runCli): stdout and stderr collected. */
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** This file's bound on what it waits for (a helper exiting, a lease ending): part of what it checks, so tighter than waitFor's default. */
+const DEADLINE_MS = 5000;
 
 function helperCli(args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
   return runCli(['helper', ...args], { env });
@@ -52,7 +37,7 @@ function helperCli(args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
 /** A process of ours running `code` (an ES module, from source via tsx) that prints one JSON value. */
 async function inChild(code: string, env: NodeJS.ProcessEnv): Promise<unknown> {
   const script = `import { connectHelper } from ${JSON.stringify(path.join(ROOT, 'src/helper/launcher.ts'))};\n${code}`;
-  const result = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], env);
+  const result = await runProcess(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env, cwd: ROOT });
   assert.equal(result.code, 0, result.stderr);
   return JSON.parse(result.stdout);
 }
@@ -71,38 +56,6 @@ function world(t: TestContext, extra: NodeJS.ProcessEnv = {}): World {
   const dir = env.CURSOR_RESUME_RUNTIME_DIR!;
   t.after(() => stopHelpersAt(dir));
   return { env, dir, socket: path.join(dir, 'helper.sock'), lock: path.join(dir, 'helper.lock') };
-}
-
-/** Helper processes serving `dir`, found through /proc (Linux). */
-function helperPids(dir: string): number[] {
-  const pids: number[] = [];
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('helper-server.js')) continue;
-      if (fs.readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`CURSOR_RESUME_RUNTIME_DIR=${dir}`)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
-/** Running, not a zombie (a detached helper's parent may never reap it). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await sleep(25);
-  }
 }
 
 async function connected(w: World, start = true): Promise<HelperClient> {
@@ -191,7 +144,7 @@ test('start, status (human and JSON), stop', async (t) => {
   const stop = await helperCli(['stop'], w.env);
   assert.equal(stop.code, 0, stop.stderr);
   assert.match(stop.stdout, new RegExp(`helper stopped \\(pid ${started.pid}\\)`));
-  await waitFor('the helper to exit', () => !alive(started.pid));
+  await waitFor('the helper to exit', () => !alive(started.pid), DEADLINE_MS);
   assert.equal(fs.existsSync(w.socket), false, 'the socket is removed');
   assert.equal((await helperCli(['status'], w.env)).code, 3);
 });
@@ -230,7 +183,7 @@ test('six simultaneous starts leave exactly one helper', async (t) => {
   const pids = new Set(runs.map((r) => JSON.parse(r.stdout).pid as number));
   assert.equal(pids.size, 1, `all six talk to one helper, got ${[...pids].join(', ')}`);
   const [pid] = pids;
-  await waitFor('the helpers that lost the race to exit', () => helperPids(w.dir).length === 1);
+  await waitFor('the helpers that lost the race to exit', () => helperPids(w.dir).length === 1, DEADLINE_MS);
   assert.deepEqual(helperPids(w.dir), [pid]);
 });
 
@@ -241,7 +194,7 @@ test('kill -9 of the helper is survived by the next connect, which starts a new 
   assert.ok((await client.record(record())).recorded);
   client.close();
   process.kill(pid, 'SIGKILL');
-  await waitFor('the helper to die', () => !alive(pid));
+  await waitFor('the helper to die', () => !alive(pid), DEADLINE_MS);
   assert.ok(fs.existsSync(w.socket), 'a killed helper leaves its socket behind');
   const next = await connectHelper({ start: true, env: w.env, serverScript: SERVER });
   assert.ok(next.ok, next.ok ? '' : next.reason);
@@ -262,10 +215,10 @@ test('a stale socket file, regular or a dead socket, is replaced', async (t) => 
   await helperCli(['stop'], w.env);
 
   // A dead socket: bound by a process that died without cleaning up.
-  const dead = await run(
+  const dead = await runProcess(
     process.execPath,
     ['-e', `require('net').createServer().listen(${JSON.stringify(w.socket)}, () => process.kill(process.pid, 'SIGKILL'))`],
-    w.env,
+    { env: w.env, cwd: ROOT },
   );
   assert.equal(dead.code, null);
   assert.ok(fs.statSync(w.socket).isSocket(), 'a dead socket is left');
@@ -397,7 +350,7 @@ test('many connections at once: extras are refused politely and the helper keeps
   assert.deepEqual(new Set(refusals), new Set(['too-many-connections']));
   for (const s of sockets) s.socket.destroy();
   assert.equal((await client.stats()).pid, client.server!.pid, 'the connection opened before still works');
-  await waitFor('the extra connections to be gone', async () => (await client.stats()).connections === 1);
+  await waitFor('the extra connections to be gone', async () => (await client.stats()).connections === 1, DEADLINE_MS);
   const later = await connected(w, false);
   later.close();
   client.close();
@@ -426,11 +379,14 @@ test('idle connections and half-sent requests are closed, leased ones are not (i
   assert.equal(await silent.received, '', 'an idle connection is closed without a word');
   const reply = firstReply(await trickling.received);
   assert.equal(reply.error!.code, 'bad-request', 'a request dribbled in byte by byte still has its deadline');
-  await sleep(400);
+  // A connection opened after the holder's last request, and as silent: once the idle rule has closed it, the holder has been idle as long.
+  const witness = await raw(paths.socket);
+  assert.equal(await witness.received, '', 'a later idle connection is closed');
+  await waitFor('the helper to let the idle ones go', () => server.connectionCount <= 1, DEADLINE_MS);
   assert.equal(server.connectionCount, 1, 'the lease holder stays connected while idle');
   assert.equal(server.store.lookup(A)[0]!.leased, true);
   holder.close();
-  await waitFor('the lease to end with the connection', () => server.connectionCount === 0);
+  await waitFor('the lease to end with the connection', () => server.connectionCount === 0, DEADLINE_MS);
   const after = server.store.lookup(A)[0]!;
   assert.deepEqual([after.leased, after.state, after.lastOutcome], [false, 'unknown', 'interrupted']);
   await server.close();
@@ -445,7 +401,7 @@ test('a helper whose socket was taken over exits without removing the new socket
   assert.ok(started.started);
   fs.unlinkSync(paths.socket);
   fs.writeFileSync(paths.socket, 'the new owner');
-  await waitFor('the helper to notice', () => exitReason !== undefined);
+  await waitFor('the helper to notice', () => exitReason !== undefined, DEADLINE_MS);
   assert.equal(exitReason, 'socket-taken');
   assert.equal(fs.readFileSync(paths.socket, 'utf8'), 'the new owner');
   fs.unlinkSync(paths.socket);
@@ -485,7 +441,7 @@ test('a helper of another version is asked to stop and replaced', async (t) => {
   const old = spawn(process.execPath, [script, w.socket], { stdio: 'ignore' });
   const oldExit = new Promise<number | null>((resolve) => old.on('exit', (code) => resolve(code)));
   t.after(() => old.kill('SIGKILL'));
-  await waitFor('the old helper to listen', () => fs.existsSync(`${w.socket}.ready`));
+  await waitFor('the old helper to listen', () => fs.existsSync(`${w.socket}.ready`), DEADLINE_MS);
 
   const look = await connectHelper({ start: false, env: w.env, serverScript: SERVER });
   assert.equal(!look.ok && look.code, 'version-mismatch', 'without start, it is reported, not replaced');
@@ -507,7 +463,7 @@ test('a helper of another version is asked to stop and replaced', async (t) => {
 test('idle exit: with no connections and an empty cache, after CURSOR_RESUME_IDLE_MS', async (t) => {
   const w = world(t, { CURSOR_RESUME_IDLE_MS: '400' });
   const start = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout);
-  await waitFor('the idle helper to exit', () => !alive(start.pid));
+  await waitFor('the idle helper to exit', () => !alive(start.pid), DEADLINE_MS);
   assert.equal(fs.existsSync(w.socket), false);
 
   // An entry worth keeping keeps it alive; once evicted, it goes.
@@ -516,12 +472,15 @@ test('idle exit: with no connections and an empty cache, after CURSOR_RESUME_IDL
   assert.equal(client.server!.limits.idleMs, 400);
   assert.ok((await client.record(record())).recorded);
   client.close();
-  await sleep(1200);
+  // An empty helper with the same idle limit, left alone after ours: once it has gone, ours has been idle longer.
+  const empty = world(t, { CURSOR_RESUME_IDLE_MS: '400' });
+  const witness = JSON.parse((await helperCli(['start', '--json'], empty.env)).stdout);
+  await waitFor('the empty helper to exit', () => !alive(witness.pid), DEADLINE_MS);
   assert.ok(alive(pid), 'a helper holding entries stays');
   const again = await connected(w, false);
   assert.equal(await again.evict({ all: true }), 1);
   again.close();
-  await waitFor('the emptied helper to exit', () => !alive(pid));
+  await waitFor('the emptied helper to exit', () => !alive(pid), DEADLINE_MS);
   assert.equal(fs.existsSync(w.socket), false);
 });
 
@@ -532,7 +491,7 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
     const pid = client.server!.pid;
     client.close();
     process.kill(pid, signal);
-    await waitFor('the helper to exit', () => !alive(pid));
+    await waitFor('the helper to exit', () => !alive(pid), DEADLINE_MS);
     assert.equal(fs.existsSync(w.socket), false);
     assert.equal(fs.existsSync(w.lock), false);
   });
@@ -549,7 +508,7 @@ test('TTL and LRU limits from the environment, clamped to the seed limits', asyn
   const listed = (await client.list())[0]!;
   assert.equal(listed.knownCount, 2);
   assert.equal('known' in listed, false, 'list does not carry the digests');
-  await sleep(450);
+  await waitFor('the TTL to pass', async () => (await client.peek(A)).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
   assert.deepEqual(
     (await client.lookup(A)).filter((b) => b.ttlLeftMs > 0),
     [],
@@ -582,7 +541,7 @@ test('the lease: refused to a second run while the first holds it; the holder va
   assert.equal((await second.lookup(A))[0]!.leased, true);
 
   first.close();
-  await waitFor('the lease to end', async () => !(await second.lookup(A))[0]!.leased);
+  await waitFor('the lease to end', async () => !(await second.lookup(A))[0]!.leased, DEADLINE_MS);
   const branch = (await second.lookup(A))[0]!;
   assert.equal(branch.state, 'unknown');
   assert.equal(branch.lastOutcome, 'interrupted');
@@ -740,7 +699,7 @@ test('a first turn that outlives the helper is still recorded: the record finds 
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '100', CURSOR_RESUME_CONNECTION_IDLE_MS: '100' });
   const c = new Conversation(w.env);
   const turn = c.turn('remember: alpha', { mode: 'slow=400', args: [...STREAM_ARGS, '--verbose'] });
-  await waitFor('the run to start a helper', () => helperPids(w.dir).length === 1);
+  await waitFor('the run to start a helper', () => helperPids(w.dir).length === 1, DEADLINE_MS);
   const [first] = helperPids(w.dir);
   // The turn holds no lease: the helper closes its connection, finds itself idle and exits.
   await waitFor('that helper to exit while the turn runs', () => !alive(first!), 10_000);
@@ -792,7 +751,7 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   }
   // Looking changes nothing: inspect, helper status and a dry run leave the limits and the entries alone.
   b.messages.push({ role: 'user', content: 'remember: gamma' });
-  await sleep(50);
+  await waitFor('both chats to be older than 10 ms', async () => (await entries(w.env)).every((e) => (e.ageMs as number) > 10), DEADLINE_MS);
   const short = { ...b.env, CURSOR_RESUME_TTL_MS: '10' };
   const dry = JSON.parse((await sendWith(b, ['--dry-run', ...STREAM_ARGS], short)).stdout);
   assert.deepEqual([dry.decision, dry.reason], ['fresh', 'expired'], 'a dry run plans as the next run will, under the lower lifetime');

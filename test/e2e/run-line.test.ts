@@ -11,6 +11,7 @@ import { VERSION } from '../../src/version.js';
 import { BIN, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 import { Conversation, readLog, STREAM_ARGS } from '../support/conversation.js';
 import { fakeHelper, hello, helperProxy, socketOf, worlds } from '../support/hardening.js';
+import { watch } from '../support/processes.js';
 
 const world = worlds();
 
@@ -65,12 +66,9 @@ describe('--dry-run runs nothing', { concurrency: true }, () => {
   test('a reader that went away: exit 141, no stack trace', async () => {
     const child = spawn(process.execPath, [BIN, '--dry-run'], { env: sandboxEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
     child.stdout.destroy();
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const code = await new Promise<number | null>((resolve) => {
-      child.on('close', resolve);
-      child.stdin.end(body);
-    });
+    const { closed } = watch(child);
+    child.stdin.end(body);
+    const { code, stderr } = await closed;
     assert.equal(stderr, '');
     assert.equal(code, 141);
   });

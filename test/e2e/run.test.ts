@@ -2,14 +2,14 @@
 // cursor-agent, real processes and sockets. What the stand-in received (its log) and
 // what it replied (its reply names every fact the chat remembers) are the evidence.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, STAND_IN, runCli, scriptAgent, tempDir } from '../support/cli.js';
+import { STAND_IN, runCli, scriptAgent, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { entries, helperProxy, killGroup, socketOf, spawnCli, waitFor, worlds } from '../support/hardening.js';
+import { entries, helperProxy, socketOf, worlds } from '../support/hardening.js';
+import { killGroup, waitFor } from '../support/processes.js';
 
 const world = worlds();
 /** Process groups of runs a test spawned itself: whatever they left is killed at the end. */
@@ -399,12 +399,12 @@ describe('passthrough', () => {
       const c = new Conversation(world());
       await c.turn('remember: before');
       c.messages.push({ role: 'user', content: 'this turn hangs' });
-      const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: { ...c.env, CURSOR_STAND_IN_MODE: 'hang' }, stdio: ['pipe', 'pipe', 'pipe'] });
-      child.stdin.end(c.body());
-      await new Promise((resolve) => child.stdout.once('data', resolve));
-      child.kill(signal);
-      const code = await new Promise((resolve) => child.on('close', (status) => resolve(status)));
-      assert.equal(code, status);
+      const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'hang' });
+      groups.push(run.pid!);
+      run.stdin!.end(c.body());
+      await waitFor('the first output, while cursor-agent hangs', () => run.output.stdout !== '');
+      run.kill(signal);
+      assert.equal((await run.closed).code, status);
       assert.deepEqual(readLog(c.log).filter((e) => e.event === 'signal').map((e) => e.signal), [signal], 'relayed to cursor-agent, which died of it');
       const next = await c.turn('after the interruption');
       assert.equal(next.code, 0, next.stderr);

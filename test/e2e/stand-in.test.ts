@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { watch, type RunResult } from '../support/processes.js';
 
 const AGENT = resolve('dist/stand-in/cursor-agent.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -41,13 +42,6 @@ interface RunOptions {
   cwd?: string;
 }
 
-interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
 function spawnAgent(args: string[], opts: RunOptions = {}): ChildProcess {
   const env: NodeJS.ProcessEnv = { ...process.env, CURSOR_CONFIG_DIR: config, CURSOR_STAND_IN_LOG: logFile, ...opts.env };
   delete env['CURSOR_API_KEY'];
@@ -60,23 +54,12 @@ function spawnAgent(args: string[], opts: RunOptions = {}): ChildProcess {
   return child;
 }
 
-function collect(child: ChildProcess): Promise<RunResult> {
-  return new Promise((resolvePromise, reject) => {
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
-  });
-}
-
 function collectClose(child: ChildProcess): Promise<void> {
   return new Promise((res) => child.on('close', () => res()));
 }
 
 function run(args: string[], opts: RunOptions = {}): Promise<RunResult> {
-  return collect(spawnAgent(args, opts));
+  return watch(spawnAgent(args, opts)).closed;
 }
 
 type Event = Record<string, any>;
@@ -238,7 +221,7 @@ describe("caller's tool calls (the OpenCode plugin's loop)", () => {
     const ws = workspace();
     const prompt = `${OFFER}\n\nUSER: "remember: codeword ALPHA"\n\nASSISTANT: noted\n\nUSER: "READ_NOTES: please read notes.txt"`;
     const child = spawnAgent([...PARTIAL, '--workspace', ws, '--force'], { stdin: prompt });
-    const done = collect(child);
+    const done = watch(child).closed;
     let out = '';
     await new Promise<void>((res) => {
       child.stdout!.on('data', (d: Buffer) => {
@@ -583,7 +566,7 @@ describe('stream oddities', () => {
 
   test('slow=<ms>: the first line arrives while the agent is still running', async () => {
     const child = spawnAgent([...STREAM, '--workspace', workspace()], { stdin: 'x', mode: 'slow=150' });
-    const done = collect(child);
+    const done = watch(child).closed;
     // What has arrived by the first line: all of it, result included, if the stand-in wrote its output at the end.
     let early = '';
     const onData = (d: string | Buffer): void => {
@@ -645,7 +628,7 @@ describe('stream oddities', () => {
   test('hang, then SIGINT: logged, and the agent dies of SIGINT', async () => {
     const ws = workspace();
     const child = spawnAgent([...STREAM, '--workspace', ws], { stdin: 'x', mode: 'hang' });
-    const done = collect(child);
+    const done = watch(child).closed;
     const line = await firstLine(child);
     assert.equal(JSON.parse(line)['subtype'], 'init');
     child.kill('SIGINT');
@@ -660,7 +643,7 @@ describe('stream oddities', () => {
 
   test('SIGTERM during a slow turn: dies of SIGTERM', async () => {
     const child = spawnAgent([...PARTIAL, '--workspace', workspace()], { stdin: 'x', mode: 'slow=200' });
-    const done = collect(child);
+    const done = watch(child).closed;
     await firstLine(child);
     child.kill('SIGTERM');
     assert.equal((await done).signal, 'SIGTERM');

@@ -1,20 +1,16 @@
 // Runs the built binary as a user would: a real child process, stdin piped in.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { watch, type RunResult } from './processes.js';
+
+export type { RunResult };
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'bin', 'cursor-resume.js');
 export const STAND_IN = join(ROOT, 'dist', 'stand-in', 'cursor-agent.js');
-
-export interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
 
 const made: string[] = [];
 // Each test file runs in its own process: its temp folders go when it ends.
@@ -55,22 +51,19 @@ export function runCli(
   args: string[],
   options: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; /** Write stdin only after this long (a slow caller). */ delayMs?: number } = {},
 ): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: options.cwd ?? ROOT,
-      env: options.env ?? sandboxEnv(),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-    child.stdin.on('error', () => {
-      /* the program may stop reading early (oversized input): that is what some tests check */
-    });
-    if (options.delayMs === undefined) child.stdin.end(options.input ?? '');
-    else setTimeout(() => child.stdin.end(options.input ?? ''), options.delayMs);
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: options.env ?? sandboxEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  const { closed } = watch(child);
+  if (options.delayMs === undefined) child.stdin.end(options.input ?? '');
+  else setTimeout(() => child.stdin.end(options.input ?? ''), options.delayMs);
+  return closed;
+}
+
+/** A spawned cursor-resume in its own process group, so a test can kill it alone and later clean up what it left (killGroup). */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess & ReturnType<typeof watch> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  return Object.assign(child, watch(child));
 }

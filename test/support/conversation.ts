@@ -7,6 +7,7 @@ import { runCli, sandboxEnv, tempDir, type RunResult } from './cli.js';
 
 export interface LogEntry {
   event: 'invoke' | 'signal';
+  pid: number;
   argv: string[];
   stdin: string;
   /** The bytes cursor-agent read, exactly, base64. */

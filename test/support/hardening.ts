@@ -1,18 +1,17 @@
-// Tools for the hardening tests (test/e2e/hardening-*.test.ts): running the built
-// binary with its peak memory measured, capturing what cursor-agent printed, finding
-// and stopping the processes a test started, waiting without timing assertions.
-import assert from 'node:assert/strict';
+// Tools for the end-to-end tests: running the built binary with its peak memory
+// measured, capturing what cursor-agent printed, private worlds whose helpers are
+// stopped at the end, and listeners of the test's own at a helper's socket.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { stopHelper } from '../../src/helper/launcher.js';
 import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { VERSION } from '../../src/version.js';
 import { BIN, STAND_IN, runCli, sandboxEnv, scriptAgent, tempDir } from './cli.js';
+import { helperPids } from './processes.js';
 
 export interface MeasuredRun {
   code: number | null;
@@ -142,44 +141,6 @@ child.on('close', (code, signal) => {
 
 export const sha256 = (text: string | Buffer): string => createHash('sha256').update(text).digest('hex');
 
-/** Generous bounded wait for a condition: a test never asserts on timing, only on outcomes. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for: ${what}`);
-    await sleep(20);
-  }
-}
-
-/** Helper processes serving `runtimeDir`, found through /proc (Linux). */
-export function helperPids(runtimeDir: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (!/helper-server\.c?js/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) continue;
-      if (!alive(Number(entry))) continue;
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`CURSOR_RESUME_RUNTIME_DIR=${runtimeDir}`)) pids.push(Number(entry));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
-/** Running, not a zombie. */
-export function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-export function openFds(pid: number): number {
-  return readdirSync(`/proc/${pid}/fd`).length;
-}
-
 /**
  * Private worlds for one test file, resume on: their helpers are stopped (killed if
  * they will not stop) when the file's tests end; cli.ts removes their folders at exit.
@@ -228,27 +189,6 @@ export async function entries(env: NodeJS.ProcessEnv): Promise<Array<Record<stri
 export function factsOf(reply: string): string[] {
   const m = /I remember: (.*?)\. This prompt was/.exec(reply);
   return m ? m[1]!.split('; ') : [];
-}
-
-/** A spawned cursor-resume in its own process group, so a test can kill it alone and later clean up what it left. */
-export function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess & { output: { stdout: string; stderr: string }; closed: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-  const output = { stdout: '', stderr: '' };
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (output.stdout += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (output.stderr += d));
-  child.stdin!.on('error', () => {});
-  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
-  return Object.assign(child, { output, closed });
-}
-
-/** Kills whatever is left of a process group a test started (orphaned agents included). */
-export function killGroup(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // nothing left
-  }
 }
 
 /** Where the helper of a world with this environment listens. */

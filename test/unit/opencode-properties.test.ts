@@ -73,10 +73,14 @@ function prompt(messages: M[], frames: Frames): string {
 /**
  * What a chat has truly seen of a conversation, frames aside: the messages as the
  * plugin writes them, tool calls by id alone (their names and arguments are the
- * plugin's mapping). Compared as text, so two message lists that the plugin writes
- * the same way are the same to the chat.
+ * plugin's mapping), and an assistant's text with its whitespace normalised, as the
+ * README says cursor's replies are compared. Compared as text, so two message lists
+ * that the plugin writes the same way are the same to the chat.
  */
-const seen = (messages: M[]): string => messages.map((m) => block(m, (c) => `tool_call(id: ${c.id})`)).join('\n\n');
+const seen = (messages: M[]): string =>
+  messages
+    .map((m) => block(m.role === 'assistant' ? { ...m, text: m.text.replace(/\s+/g, ' ').trim() } : m, (c) => `tool_call(id: ${c.id})`))
+    .join('\n\n');
 
 // ---- random texts, full of look-alikes -------------------------------------------------
 

@@ -67,6 +67,7 @@ describe('table', () => {
   test('colour codes take no room', () => {
     const c = paint({ stream: pipe, env: { FORCE_COLOR: '1' } });
     const out = table([{ header: 'A' }, { header: 'B' }], [[c.red('xx'), 'y'], ['zzzz', 'w']], (h) => c.bold(h));
+    // eslint-disable-next-line no-control-regex
     const plain = out.replace(/\u001b\[[0-9;]*m/g, '');
     assert.equal(plain, 'A     B\nxx    y\nzzzz  w\n');
     assert.equal(visibleWidth(c.red('xx')), 2);

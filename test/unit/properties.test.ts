@@ -1,5 +1,5 @@
 // Property-based tests (fast-check) for the parser and the decision engine. Each
-// property states a guarantee from SPEC.md and throws random inputs at it; the
+// property states a guarantee of the README and throws random inputs at it; the
 // run counts are modest so the suite stays fast, and each run is reproducible
 // from the seed fast-check prints when a property fails.
 import assert from 'node:assert/strict';
