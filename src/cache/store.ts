@@ -4,6 +4,7 @@
 // timers of its own, so the helper daemon and the in-process `simulate` command
 // share exactly the same behaviour.
 import { LRUCache } from 'lru-cache';
+import { DIGEST_BYTES, KnownSequence, MAX_KNOWN_MESSAGES } from './known.js';
 import type { Branch, BranchRecord, Outcome } from './types.js';
 
 /** The seed's limits; they may be lowered (tests, advanced use), never raised. */
@@ -38,13 +39,23 @@ export interface StoreOptions extends Partial<Limits> {
   wallClock?: () => number;
 }
 
+/** The branch a turn resumed, as it read it: a record adds to exactly that. */
+export interface RecordBase {
+  version: number;
+  /** Its knownCount and prefix hash. */
+  count: number;
+  prefix: string;
+}
+
 /** A record of a turn that just ran. `savedBytes` is added to the branch's `bytesSaved`. */
 export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
   /**
-   * The branch version this turn started from (`Branch.version` from lookup), or
-   * null for a chat that did not exist before this turn.
+   * The branch this turn started from, or null for a chat that did not exist
+   * before this turn (then `added` is its whole known sequence).
    */
-  baseVersion: number | null;
+  base: RecordBase | null;
+  /** The digests the turn adds to the base, packed (DIGEST_BYTES each). */
+  added: Uint8Array;
   /** Prompt bytes this turn saved against sending the full prompt. */
   savedBytes: number;
   /** Default 'success'. */
@@ -54,7 +65,7 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
 }
 
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
-export type RecordRefusal = 'conflict' | 'gone' | 'busy';
+export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long';
 
 export type LeaseResult =
   | { granted: true; branch: Branch }
@@ -71,8 +82,12 @@ export interface StoreStats extends Limits {
   leases: number;
 }
 
-/** What the store keeps; `ttlLeftMs` and `leased` are filled in when read. */
-type Stored = Omit<Branch, 'ttlLeftMs' | 'leased'>;
+export type PrefixesResult =
+  | { found: true; prefixes: Array<string | null> }
+  | { found: false; reason: 'gone' | 'stale'; message: string };
+
+/** What the store keeps: the sequence packed; `knownCount`, `prefix`, `ttlLeftMs` and `leased` are filled in when read. */
+type Stored = Omit<Branch, 'ttlLeftMs' | 'leased' | 'knownCount' | 'prefix'> & { known: KnownSequence };
 
 const keyOf = (anchor: string, chatId: string): string => `${anchor}/${chatId}`;
 
@@ -232,11 +247,12 @@ export class BranchStore {
   }
 
   /**
-   * Records a turn with compare-and-set: `baseVersion` must equal the stored
-   * branch's version ('conflict' otherwise, 'gone' when it is no longer cached);
-   * null creates the branch, or replaces one with the same chat ID (a chat that
-   * Cursor just created is new by definition). A branch leased by another holder
-   * is refused ('busy'). Any record attempt ends `holder`'s lease on that branch.
+   * Records a turn with compare-and-set: the base's version, count and prefix hash
+   * must be the stored branch's ('conflict' otherwise, 'gone' when it is no longer
+   * cached), and the added digests extend it; a null base creates the branch from
+   * `added` alone, or replaces one with the same chat ID (a chat that Cursor just
+   * created is new by definition). A branch leased by another holder is refused
+   * ('busy'). Any record attempt ends `holder`'s lease on that branch.
    */
   record(input: RecordInput, holder?: string): RecordResult {
     const key = keyOf(input.anchor, input.chatId);
@@ -246,29 +262,38 @@ export class BranchStore {
       return { recorded: false, reason: 'busy', message: `a turn of chat ${input.chatId} is running now` };
     }
     const existing = this.#cache.get(key, { updateAgeOnGet: false });
-    if (input.baseVersion !== null) {
+    const { base } = input;
+    if (base !== null) {
       if (!existing) {
-        return { recorded: false, reason: 'gone', message: `branch ${input.chatId} of ${input.anchor} is no longer cached; record it as new (baseVersion null) if its whole known sequence is in this record` };
+        return { recorded: false, reason: 'gone', message: `branch ${input.chatId} of ${input.anchor} is no longer cached; record it as new (base null) with its whole known sequence` };
       }
-      if (existing.version !== input.baseVersion) {
-        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} is at version ${existing.version}, not ${input.baseVersion}: another turn recorded first` };
+      if (existing.version !== base.version) {
+        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} is at version ${existing.version}, not ${base.version}: another turn recorded first` };
+      }
+      if (existing.known.count !== base.count || existing.known.prefix !== base.prefix) {
+        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} knows ${existing.known.count} messages, not the ${base.count} this record adds to (or not the same ones)` };
       }
     }
+    const from = base !== null ? existing!.known : KnownSequence.EMPTY;
+    if (from.count + input.added.length / DIGEST_BYTES > MAX_KNOWN_MESSAGES) {
+      return { recorded: false, reason: 'too-long', message: `a branch knows at most ${MAX_KNOWN_MESSAGES} messages` };
+    }
+    const known = from.append(input.added);
     const now = this.#wallClock();
-    const base = input.baseVersion !== null ? existing : undefined;
+    const kept = base !== null ? existing : undefined;
     const value: Stored = {
       anchor: input.anchor,
       chatId: input.chatId,
       toolsFingerprint: input.toolsFingerprint,
       workspace: input.workspace,
       model: input.model,
-      known: input.known,
-      bytesSaved: (base?.bytesSaved ?? 0) + Math.max(0, input.savedBytes),
+      known,
+      bytesSaved: (kept?.bytesSaved ?? 0) + Math.max(0, input.savedBytes),
       version: ++this.#lastVersion,
-      turns: (base?.turns ?? 0) + 1,
+      turns: (kept?.turns ?? 0) + 1,
       state: input.state ?? 'ok',
       lastOutcome: input.outcome ?? 'success',
-      createdAt: base?.createdAt ?? now,
+      createdAt: kept?.createdAt ?? now,
       updatedAt: now,
       ...(input.storeSeen !== undefined ? { storeSeen: input.storeSeen } : {}),
     };
@@ -278,6 +303,23 @@ export class BranchStore {
     if (!chatIds) this.#index.set(input.anchor, (chatIds = new Set()));
     chatIds.add(input.chatId);
     return { recorded: true, branch: this.#view(key, value) };
+  }
+
+  /**
+   * Prefix hashes of a branch's sequence at the given counts (null past its end),
+   * for the search for the first message a transcript changed. Read-only, like
+   * peek(); refused when the branch is gone or is no longer at `version`.
+   */
+  prefixes(anchor: string, chatId: string, version: number, counts: ReadonlyArray<number>): PrefixesResult {
+    const value = this.#cache.peek(keyOf(anchor, chatId), { allowStale: true });
+    if (!value) return { found: false, reason: 'gone', message: `branch ${chatId} of ${anchor} is not in the cache` };
+    if (value.version !== version) return { found: false, reason: 'stale', message: `branch ${chatId} moved from version ${version} to ${value.version}` };
+    return { found: true, prefixes: value.known.prefixesAt(counts) };
+  }
+
+  /** How many of `packed`'s digests begin the branch's sequence (0 when it is not cached). For the in-process simulation. */
+  sharedWith(anchor: string, chatId: string, packed: Uint8Array): number {
+    return this.#cache.peek(keyOf(anchor, chatId), { allowStale: true })?.known.sharedWith(packed) ?? 0;
   }
 
   /** Drops every branch of every anchor starting with `anchorPrefix` (non-empty). Returns how many. */
@@ -339,7 +381,8 @@ export class BranchStore {
   }
 
   #view(key: string, value: Stored, ttlLeftMs = this.#cache.getRemainingTTL(key)): Branch {
-    return { ...value, ttlLeftMs, leased: this.#leases.has(key) };
+    const { known, ...rest } = value;
+    return { ...rest, knownCount: known.count, prefix: known.prefix, ttlLeftMs, leased: this.#leases.has(key) };
   }
 
   #endLease(key: string, holder: string): void {

@@ -6,7 +6,7 @@
 // Message text shown comes only from the given transcript: the cache has none.
 import type { Command } from 'commander';
 import { handsOver, UsageError } from '../agent/argv.js';
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { findingEnv, helperEnv } from '../helper-env.js';
 import { isSameVersion } from '../helper/client.js';
@@ -218,7 +218,7 @@ type HelperState = 'running' | 'not-running' | 'other-version' | 'unreachable' |
 interface CacheView {
   state: HelperState;
   note: string;
-  branches: Branch[] | null;
+  branches: MatchedBranch[] | null;
 }
 
 async function explain(file: string, options: InspectOptions, rest: string[], settings: Settings): Promise<void> {
@@ -234,7 +234,7 @@ async function explain(file: string, options: InspectOptions, rest: string[], se
   const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
 
-  const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, settings) : notAsked(analysis, context.caller.callerResume);
+  const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, analysis.digests, settings) : notAsked(analysis, context.caller.callerResume);
   // As a run does: chats gone from Cursor's store are not resumed.
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
@@ -258,7 +258,7 @@ function notAsked(analysis: Analysis, callerResume: boolean): CacheView {
 }
 
 /** The anchor's branches through a running helper of this version; starts none, as --dry-run. */
-async function lookUp(anchor: string, settings: Settings): Promise<CacheView> {
+async function lookUp(anchor: string, digests: ReadonlyArray<string>, settings: Settings): Promise<CacheView> {
   const env = helperEnv(settings);
   const probe = await probeHelper({ env });
   if (!probe.running) {
@@ -275,7 +275,7 @@ async function lookUp(anchor: string, settings: Settings): Promise<CacheView> {
       };
     }
     // Read-only, unlike a run's lookup: explaining a decision must not change the next one.
-    const branches = underSettings(await probe.client.peek(anchor), probe.hello, env);
+    const branches = underSettings(await probe.client.peek(anchor, digests), probe.hello, env);
     return { state: 'running', note: `helper pid ${probe.hello.pid}: ${plural(branches.length, 'branch', 'branches')} for this anchor`, branches };
   } catch (error) {
     return { state: 'unreachable', note: `the helper did not answer the lookup: ${(error as Error).message}`, branches: null };
@@ -352,7 +352,7 @@ function explanation(
 
 type Explanation = ReturnType<typeof explanation>;
 
-function branchView(check: BranchCheck, branch: Branch | undefined, analysis: Analysis, missing: ReadonlySet<string>) {
+function branchView(check: BranchCheck, branch: MatchedBranch | undefined, analysis: Analysis, missing: ReadonlySet<string>) {
   const { proof } = check;
   const at = proof.matched;
   const message = analysis.conversation.messages[at];

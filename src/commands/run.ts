@@ -7,7 +7,7 @@ import { handsOver, parseCallerArgs, UsageError, type CallerArgs } from '../agen
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
 import { HOLD_LIMIT, MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
-import type { Branch, Outcome } from '../cache/types.js';
+import type { MatchedBranch, Outcome } from '../cache/types.js';
 import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
 import { connectHelper, underSettings } from '../helper/launcher.js';
@@ -64,7 +64,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   };
 
   let client: HelperClient | null = null;
-  let branches: Branch[] | null = [];
+  let branches: MatchedBranch[] | null = [];
   const cached = usesCache(analysis, context);
   if (cached && runtimeDirIgnored) {
     branches = null;
@@ -77,7 +77,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
       try {
         // A dry run changes nothing in the helper (its lookup neither counts as a use nor drops an expired
         // branch, and its limits stay as they are), yet plans as the run after it will.
-        branches = caller.dryRun ? underSettings(await client.peek(analysis.anchor!), connected.server, env) : await client.lookup(analysis.anchor!);
+        branches = caller.dryRun ? underSettings(await client.peek(analysis.anchor!, analysis.digests), connected.server, env) : await client.lookup(analysis.anchor!, analysis.digests);
       } catch (error) {
         say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
         client.close();
@@ -165,7 +165,7 @@ async function leaseOrReplan(
   plan: Plan,
   analysis: Analysis,
   context: TurnContext,
-  branches: Branch[] | null,
+  branches: MatchedBranch[] | null,
   missing: ReadonlySet<string>,
   client: HelperClient | null,
   say: (line: string) => void,
@@ -190,7 +190,7 @@ async function leaseOrReplan(
     if (lease.reason === 'stale' && !lookedUpAgain) {
       lookedUpAgain = true;
       try {
-        known = await client.lookup(current.anchor!);
+        known = await client.lookup(current.anchor!, analysis.digests);
       } catch (error) {
         say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
         return planTurn(analysis, context, { branches: null, missingChats: gone });
@@ -300,22 +300,20 @@ async function remember(
   const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
   const chatId = tap.sessionId;
   if (complete && isSafeChatId(chatId) && !tap.sessionChanged) {
-    const record = {
+    const reply = await client.recordTurn({
       anchor: plan.anchor!,
       chatId,
       toolsFingerprint: analysis.toolsFingerprint,
       workspace: analysis.workspace,
       model: analysis.model,
-      known: analysis.digests.join('') + assistantDigest(tap.resultText!, tap.toolCalls),
-      baseVersion: resumed ? plan.baseVersion : null,
+      digests: analysis.digests,
+      reply: assistantDigest(tap.resultText!, tap.toolCalls),
+      // The resumed branch's count is the one its prefix proof held at.
+      base: resumed ? { version: plan.baseVersion!, count: plan.checks.find((c) => c.chatId === plan.chatId)!.proof.known } : null,
       savedBytes: plan.fullPromptBytes - plan.promptBytes,
-      outcome: 'success' as const,
+      outcome: 'success',
       storeSeen: storeSeen(chatId),
-    };
-    let reply = await client.record(record);
-    // The branch expired or was evicted while the turn ran: the record holds the whole
-    // known sequence and the chat just answered, so it can stand as a new branch.
-    if (!reply.recorded && reply.reason === 'gone') reply = await client.record({ ...record, baseVersion: null });
+    });
     say(reply.recorded ? `recorded chat ${chatId} (${analysis.digests.length + 1} messages known)` : `not recorded: ${reply.message}`);
     return;
   }

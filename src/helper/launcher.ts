@@ -284,7 +284,7 @@ function below(value: string | undefined, current: unknown): number | undefined 
  * settings ask: a dry run or an explanation, which change nothing, still plan as that
  * run will (a branch past the lower lifetime is expired).
  */
-export function underSettings(branches: Branch[], hello: HelloReply | undefined, env: NodeJS.ProcessEnv): Branch[] {
+export function underSettings<T extends Branch>(branches: T[], hello: HelloReply | undefined, env: NodeJS.ProcessEnv): T[] {
   const current = hello?.limits?.ttlMs;
   const ttlMs = below(env.CURSOR_RESUME_TTL_MS, current);
   if (ttlMs === undefined || typeof current !== 'number') return branches;

@@ -8,6 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BranchStore, clampLimits } from '../cache/store.js';
 import type { Limits } from '../cache/store.js';
+import { MAX_KNOWN_MESSAGES } from '../cache/known.js';
+import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import { envValue } from '../env-value.js';
 import { VERSION } from '../version.js';
 import { ensureRuntimeDir } from './paths.js';
@@ -21,7 +23,7 @@ import {
   parseRequest,
   summarize,
 } from './protocol.js';
-import type { HelperLimits, Request, ReplyPayloads, StatsReply } from './protocol.js';
+import type { ErrorCode, HelperLimits, Request, ReplyPayloads, StatsReply } from './protocol.js';
 
 export const DEFAULT_IDLE_MS = 5 * 60 * 1000;
 export const MAX_IDLE_MS = 60 * 60 * 1000;
@@ -123,6 +125,9 @@ interface Connection {
   partialTimer?: NodeJS.Timeout;
   /** Leases taken on this connection and not yet ended. */
   leases: number;
+  /** Digests sent ahead in `append` lines for this connection's next record, packed. */
+  staged: Buffer[];
+  stagedCount: number;
   closing: boolean;
   /** performance.now() of its last bytes (or of its arrival). */
   lastActive: number;
@@ -275,6 +280,8 @@ export class HelperServer {
       socket,
       reader: new LineReader(MAX_REQUEST_BYTES),
       leases: 0,
+      staged: [],
+      stagedCount: 0,
       closing: false,
       lastActive: performance.now(),
     };
@@ -361,7 +368,8 @@ export class HelperServer {
     try {
       payload = this.#dispatch(conn, request);
     } catch (error) {
-      this.#fail(conn, errorReply(request.id, 'internal', `the helper failed on ${request.op}: ${(error as Error).message}`));
+      if (error instanceof RequestError) this.#fail(conn, errorReply(request.id, error.code, error.message));
+      else this.#fail(conn, errorReply(request.id, 'internal', `the helper failed on ${request.op}: ${(error as Error).message}`));
       return;
     }
     const reply = encode({ id: request.id, ok: true, ...payload });
@@ -392,8 +400,30 @@ export class HelperServer {
         conn.leases = 0;
         return { released };
       }
+      case 'prefixes':
+        return this.store.prefixes(request.anchor, request.chatId, request.version, request.at);
+      case 'append': {
+        const added = request.digests.length / MESSAGE_DIGEST_HEX;
+        if (conn.stagedCount + added > MAX_KNOWN_MESSAGES) {
+          throw new RequestError('too-large', `a record holds at most ${MAX_KNOWN_MESSAGES} digests; connection closed`);
+        }
+        conn.staged.push(Buffer.from(request.digests, 'hex'));
+        conn.stagedCount += added;
+        return { staged: conn.stagedCount };
+      }
       case 'record': {
-        const result = this.store.record(request.record, conn.id);
+        const { staged: expected = 0, added, ...record } = request.record;
+        const staged = conn.staged;
+        const stagedCount = conn.stagedCount;
+        // Whatever happens, what was sent ahead belonged to this record only.
+        conn.staged = [];
+        conn.stagedCount = 0;
+        if (stagedCount !== expected) {
+          this.store.release(conn.id);
+          conn.leases = this.#leaseCount(conn);
+          return { recorded: false, reason: 'staged', message: `the record counts on ${expected} digests sent ahead, and this connection sent ${stagedCount}; send them again` };
+        }
+        const result = this.store.record({ ...record, added: Buffer.concat([...staged, Buffer.from(added, 'hex')]) }, conn.id);
         conn.leases = this.#leaseCount(conn);
         return result;
       }
@@ -439,6 +469,16 @@ export class HelperServer {
       memory: { rss: memory.rss, heapUsed: memory.heapUsed },
       limits: this.limits,
     };
+  }
+}
+
+/** A request the helper refuses with a code of its own (the connection is closed after the reply). */
+class RequestError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
   }
 }
 

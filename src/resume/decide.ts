@@ -1,7 +1,7 @@
 // The heart: may this turn continue an existing Cursor chat? Pure: everything it
 // needs comes in as arguments (the cache's branches, which chats are gone), so a
 // real run, --dry-run, inspect and simulate cannot disagree.
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 import type { Conversation } from '../transcript/types.js';
 import { anchorOf, firstRealUserIndex } from './anchor.js';
 import { isSafeChatId } from './chat-id.js';
@@ -77,8 +77,8 @@ export interface DecideInput {
   settings: DecideSettings;
   /** The caller passed --resume or --continue itself. */
   callerResume: boolean;
-  /** The anchor's branches from the cache; null when the cache could not be reached. */
-  branches: ReadonlyArray<Branch> | null;
+  /** The anchor's branches from the cache, matched against this transcript; null when the cache could not be reached. */
+  branches: ReadonlyArray<MatchedBranch> | null;
   /** Chat IDs whose store is known to be gone (checked before resuming: the silent-fresh trap). */
   missingChats: ReadonlySet<string>;
 }
@@ -114,9 +114,9 @@ function describeProof(proof: PrefixProof, analysis: Analysis): string {
   }
 }
 
-function checkBranch(branch: Branch, input: DecideInput): BranchCheck {
+function checkBranch(branch: MatchedBranch, input: DecideInput): BranchCheck {
   const { analysis } = input;
-  const proof = provePrefix(branch.known, analysis.digests);
+  const proof = provePrefix(branch.knownCount, branch.matched, analysis.digests.length);
   const base = { chatId: branch.chatId, version: branch.version, proof };
   const fail = (verdict: Reason, detail: string): BranchCheck => ({ ...base, verdict, detail });
   if (branch.ttlLeftMs <= 0) return fail('expired', REASONS.expired);
@@ -133,7 +133,7 @@ function checkBranch(branch: Branch, input: DecideInput): BranchCheck {
 }
 
 /** The branch a person would call closest: most messages matched, then the most recently used. */
-function closest(checks: BranchCheck[], branches: ReadonlyArray<Branch>): BranchCheck | undefined {
+function closest(checks: BranchCheck[], branches: ReadonlyArray<MatchedBranch>): BranchCheck | undefined {
   const updated = new Map(branches.map((b) => [b.chatId, b.updatedAt]));
   return [...checks].sort(
     (a, b) => b.proof.matched - a.proof.matched || (updated.get(b.chatId) ?? 0) - (updated.get(a.chatId) ?? 0),

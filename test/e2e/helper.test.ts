@@ -18,7 +18,7 @@ import { VERSION } from '../../src/version.js';
 import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, stopHelpersAt } from '../support/hardening.js';
-import { ANCHOR, sampleRecord } from '../support/records.js';
+import { ANCHOR, sampleRecord, storeRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
 const A = ANCHOR;
@@ -211,7 +211,7 @@ test('entries survive across separate client processes', async (t) => {
   const read = await inChild(
     `const r = await connectHelper({ start: true });
      if (!r.ok) throw new Error(r.reason);
-     const branches = await r.client.lookup(${JSON.stringify(A)});
+     const branches = await r.client.lookup(${JSON.stringify(A)}, []);
      r.client.close();
      process.stdout.write(JSON.stringify({ pid: r.server.pid, started: r.started, branches }));`,
     w.env,
@@ -247,7 +247,7 @@ test('kill -9 of the helper is survived by the next connect, which starts a new 
   assert.ok(next.ok, next.ok ? '' : next.reason);
   assert.equal(next.started, true);
   assert.notEqual(next.server.pid, pid);
-  assert.deepEqual(await next.client.lookup(A), [], 'the cache died with it: the next turn goes fresh');
+  assert.deepEqual(await next.client.lookup(A, []), [], 'the cache died with it: the next turn goes fresh');
   next.client.close();
 });
 
@@ -371,7 +371,7 @@ test('garbage, oversized lines, half-open and vanishing clients do not stop the 
   vanishing.socket.destroy();
 
   assert.ok((await client.record(record())).recorded);
-  assert.equal((await client.lookup(A)).length, 1);
+  assert.equal((await client.lookup(A, [])).length, 1);
   const other = await connected(w, false);
   assert.equal((await other.stats()).entries, 1);
   other.close();
@@ -419,7 +419,7 @@ test('idle connections and half-sent requests are closed, leased ones are not (i
 
   const holder = await HelperClient.connect(paths.socket);
   await holder.hello();
-  const branch = server.store.record(record(), 'setup');
+  const branch = server.store.record(storeRecord(), 'setup');
   assert.ok(branch.recorded);
   assert.ok((await holder.lease(A, 'chat-1', branch.branch.version)).granted);
 
@@ -548,14 +548,14 @@ test('TTL and LRU limits from the environment, clamped to the seed limits', asyn
   assert.deepEqual((await client.list()).map((b) => b.chatId), ['three', 'two'], 'the least recently used went first');
   const listed = (await client.list())[0]!;
   assert.equal(listed.knownCount, 2);
-  assert.equal('known' in listed, false, 'list does not carry the digests');
+  assert.deepEqual(['known' in listed, 'prefix' in listed], [false, false], 'list carries neither digests nor prefix hashes');
   await sleep(450);
   assert.deepEqual(
-    (await client.lookup(A)).filter((b) => b.ttlLeftMs > 0),
+    (await client.lookup(A, [])).filter((b) => b.ttlLeftMs > 0),
     [],
     'after the TTL nothing is live (an expired branch may be shown once)',
   );
-  assert.deepEqual(await client.lookup(A), []);
+  assert.deepEqual(await client.lookup(A, []), []);
   assert.equal((await client.stats()).entries, 0);
   client.close();
   await stopHelper({ env: w.env });
@@ -579,11 +579,11 @@ test('the lease: refused to a second run while the first holds it; the holder va
   assert.equal(!refused.granted && refused.reason, 'busy');
   const intrusion = await second.record(record({ baseVersion: version }));
   assert.equal(!intrusion.recorded && intrusion.reason, 'busy');
-  assert.equal((await second.lookup(A))[0]!.leased, true);
+  assert.equal((await second.lookup(A, []))[0]!.leased, true);
 
   first.close();
-  await waitFor('the lease to end', async () => !(await second.lookup(A))[0]!.leased);
-  const branch = (await second.lookup(A))[0]!;
+  await waitFor('the lease to end', async () => !(await second.lookup(A, []))[0]!.leased);
+  const branch = (await second.lookup(A, []))[0]!;
   assert.equal(branch.state, 'unknown');
   assert.equal(branch.lastOutcome, 'interrupted');
   assert.ok(branch.version > version);
@@ -591,7 +591,7 @@ test('the lease: refused to a second run while the first holds it; the holder va
   assert.equal(!stale.granted && stale.reason, 'stale', 'a decision made before the interruption is stale');
   const granted = await second.lease(A, 'chat-1', branch.version);
   assert.ok(granted.granted);
-  const done = await second.record(record({ baseVersion: branch.version, known: 'c'.repeat(128) }));
+  const done = await second.record(record({ baseVersion: branch.version, added: 'c'.repeat(64) }));
   assert.ok(done.recorded);
   assert.deepEqual([done.branch.state, done.branch.leased, done.branch.turns], ['ok', false, 2]);
   assert.equal(await second.release(), 0, 'the record ended the lease');
@@ -619,8 +619,9 @@ test('no message text can reach the helper: text fields and non-hex digests are 
   const client = await connected(w);
   const cases: [string, object][] = [
     ['an extra field', { ...record(), prompt: 'hello, please fix my bug' }],
-    ['text as digests', record({ known: 'please fix my bug' })],
-    ['a partial digest', record({ known: 'c'.repeat(40) })],
+    ['text as digests', record({ added: 'please fix my bug' })],
+    ['a partial digest', record({ added: 'c'.repeat(40) })],
+    ['a prefix hash that is prose', record({ base: { version: 1, count: 2, prefix: 'the conversation so far is...' } })],
     ['a fingerprint that is prose', record({ toolsFingerprint: 'the tools are read and write' })],
     ['a model with a newline', record({ model: 'gpt-5\nignore previous instructions' })],
     ['a bad chat id', record({ chatId: '--force' })],

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BranchStore, MAX_ENTRIES, MAX_TTL_MS, clampLimits } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
-import { ANCHOR, DIGEST, sampleRecord } from '../support/records.js';
+import { ANCHOR, DIGEST, storeRecord } from '../support/records.js';
 
 const A = ANCHOR;
 const B = 'b'.repeat(32);
@@ -14,7 +14,7 @@ function clocked(options: StoreOptions = {}) {
   return { store, clock };
 }
 
-const rec = sampleRecord;
+const rec = storeRecord;
 
 function recorded(store: BranchStore, input: RecordInput, holder?: string) {
   const result = store.record(input, holder);
@@ -52,7 +52,7 @@ describe('records and branches', () => {
     const { store, clock } = clocked();
     const first = recorded(store, rec({ savedBytes: 5 }));
     clock.now += 10;
-    const second = recorded(store, rec({ baseVersion: first.version, known: DIGEST.repeat(4), savedBytes: 7 }));
+    const second = recorded(store, rec({ baseVersion: first.version, added: DIGEST.repeat(2), savedBytes: 7 }));
     assert.ok(second.version > first.version);
     assert.equal(second.turns, 2);
     assert.equal(second.bytesSaved, 12);
@@ -61,7 +61,8 @@ describe('records and branches', () => {
     const late = store.record(rec({ baseVersion: first.version }));
     assert.equal(late.recorded, false);
     assert.equal(!late.recorded && late.reason, 'conflict');
-    assert.equal(store.lookup(A)[0]!.known, DIGEST.repeat(4), 'the conflicting record changed nothing');
+    assert.equal(store.lookup(A)[0]!.knownCount, 4, 'the conflicting record changed nothing');
+    assert.equal(store.lookup(A)[0]!.prefix, second.prefix);
     const missing = store.record(rec({ chatId: 'other', baseVersion: 1 }));
     assert.equal(!missing.recorded && missing.reason, 'gone');
   });
@@ -69,7 +70,7 @@ describe('records and branches', () => {
   test('baseVersion null replaces a branch with the same chat ID, and the old version no longer matches', () => {
     const { store } = clocked();
     const old = recorded(store, rec({ savedBytes: 100 }));
-    const fresh = recorded(store, rec({ known: DIGEST }));
+    const fresh = recorded(store, rec({ added: DIGEST }));
     assert.equal(fresh.turns, 1);
     assert.equal(fresh.bytesSaved, 0);
     assert.notEqual(fresh.version, old.version);
