@@ -297,12 +297,36 @@ export class BranchStore {
       updatedAt: now,
       ...(input.storeSeen !== undefined ? { storeSeen: input.storeSeen } : {}),
     };
+    if (base === null) this.#dropCopiesOf(value);
     this.#cache.set(key, value);
     // The set may have evicted the least recently used branch; index this one after it.
     let chatIds = this.#index.get(input.anchor);
     if (!chatIds) this.#index.set(input.anchor, (chatIds = new Set()));
     chatIds.add(input.chatId);
     return { recorded: true, branch: this.#view(key, value) };
+  }
+
+  /**
+   * A new chat whose history is exactly another branch's (the same turn sent again,
+   * answered alike) replaces it: either chat continues the conversation the same
+   * way, and a copy must not push a real branch out of the cache. A leased one is
+   * in use and stays.
+   */
+  #dropCopiesOf(value: Stored): void {
+    for (const chatId of this.#index.get(value.anchor) ?? []) {
+      if (chatId === value.chatId) continue;
+      const key = keyOf(value.anchor, chatId);
+      const other = this.#cache.peek(key);
+      if (
+        other &&
+        !this.#leases.has(key) &&
+        other.toolsFingerprint === value.toolsFingerprint &&
+        other.known.count === value.known.count &&
+        other.known.prefix === value.known.prefix
+      ) {
+        this.#cache.delete(key);
+      }
+    }
   }
 
   /**

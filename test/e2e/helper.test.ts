@@ -778,6 +778,26 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
   }
 });
 
+test('the same turn sent again and again takes one entry: its copies do not push another conversation out', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_MAX_ENTRIES: '2' });
+  const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
+  assert.equal((await a.turn('remember: alpha')).code, 0);
+  assert.equal((await b.turn('remember: beta')).code, 0);
+  // A timing loop, or a caller retrying: B's transcript sent again as it was, each time a fresh chat answering alike.
+  for (let i = 0; i < 3; i++) {
+    b.messages.pop();
+    const again = await b.send();
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(b.lastTrace().reason, 'diverged', 'the chat already knows this turn and its reply: not resumed');
+  }
+  const kept = await entries(w.env);
+  assert.deepEqual(kept.map((e) => e.workspace).sort(), [a.workspace, b.workspace].sort(), "B's copies replaced each other; A stayed");
+  assert.equal((await a.turn('remember: gamma')).code, 0);
+  assert.equal(a.lastTrace().reason, 'delta', 'A still resumes');
+  assert.equal((await b.turn('remember: delta')).code, 0);
+  assert.equal(b.lastTrace().reason, 'delta', 'B resumes its newest copy');
+});
+
 test('config set ttlMinutes / maxEntries reach a running helper with the next run: its limits are lowered, and entries go accordingly', async (t) => {
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
   const [a, b] = [new Conversation(w.env), new Conversation(w.env)];

@@ -181,6 +181,23 @@ describe('LRU and max entries', () => {
   });
 });
 
+describe('copies', () => {
+  test("a new chat knowing exactly another branch's history replaces it, unless that one is leased or has other tools", () => {
+    const { store } = clocked({ maxEntries: 4 });
+    const same = DIGEST.repeat(3);
+    recorded(store, rec({ anchor: B, chatId: 'other' }));
+    recorded(store, rec({ chatId: 'one', added: same }));
+    recorded(store, rec({ chatId: 'two', added: same }));
+    assert.deepEqual(store.lookup(A).map((b) => b.chatId), ['two'], 'the copy replaced the first');
+    assert.equal(store.lookup(B).length, 1, 'the other conversation stayed');
+    const leased = store.lookup(A)[0]!;
+    assert.ok(store.lease(A, 'two', leased.version, 'h1').granted);
+    recorded(store, rec({ chatId: 'three', added: same }));
+    recorded(store, rec({ chatId: 'four', added: same, toolsFingerprint: 'e'.repeat(32) }));
+    assert.deepEqual(store.lookup(A).map((b) => b.chatId).sort(), ['four', 'three', 'two'], 'a leased branch and one with other tools are not copies to drop');
+  });
+});
+
 describe('leases', () => {
   test('one holder at a time; the version must be the one looked up', () => {
     const { store } = clocked();
