@@ -2,6 +2,7 @@
 // runtime dir (CURSOR_RESUME_RUNTIME_DIR) and so its own helper, started through
 // the CLI (`cursor-resume helper ...`) or the launcher, and stopped afterwards.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -596,6 +597,84 @@ test('the lease: refused to a second run while the first holds it; the holder va
   assert.deepEqual([done.branch.state, done.branch.leased, done.branch.turns], ['ok', false, 2]);
   assert.equal(await second.release(), 0, 'the record ended the lease');
   second.close();
+});
+
+// ---- protocol 3: counts and prefix hashes on the wire, digests only as they are added ------------
+
+const digestsOf = (n: number, seed: string): string[] => Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}/${i}`).digest('hex').slice(0, 32));
+const turnOf = (digests: string[], base: { version: number; count: number } | null, chatId = 'chat-1') => ({
+  anchor: A,
+  chatId,
+  toolsFingerprint: 'f'.repeat(32),
+  workspace: '/work/project',
+  model: 'gpt-5',
+  digests: digests.slice(0, -1),
+  reply: digests.at(-1)!,
+  base,
+  savedBytes: 0,
+});
+
+test('a lookup answers a count and a prefix hash; the first differing message is found by prefix hashes, and only then', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const known = digestsOf(10_000, 'x');
+  assert.ok((await client.recordTurn(turnOf(known, null))).recorded, 'a new chat of 10,000 messages: its digests go ahead in append lines');
+  const next = [...known, ...digestsOf(1, 'new')];
+  const [holds] = await client.lookup(A, next);
+  assert.deepEqual([holds!.knownCount, holds!.matched], [10_000, 10_000]);
+  assert.equal('known' in holds!, false, 'no digests in the reply');
+  for (const at of [0, 1, 3217, 9_999]) {
+    const edited = next.map((d, i) => (i === at ? 'e'.repeat(32) : d));
+    assert.equal((await client.lookup(A, edited))[0]!.matched, at, `edited at ${at}`);
+  }
+  assert.equal((await client.lookup(A, known.slice(0, 6000)))[0]!.matched, 6000, 'a shorter transcript');
+  const stale = await client.prefixes(A, 'chat-1', holds!.version + 1, [1]);
+  assert.equal(!stale.found && stale.reason, 'stale');
+  client.close();
+});
+
+test('a record whose base no longer matches is refused, and a lookup against a branch that grew meanwhile sees it grown', async (t) => {
+  const w = world(t);
+  const [one, two] = [await connected(w), await connected(w)];
+  const known = digestsOf(12, 'y');
+  assert.ok((await one.recordTurn(turnOf(known, null))).recorded);
+  const grown = [...known, ...digestsOf(2, 'two')];
+  const [seen] = await one.lookup(A, [...known, ...digestsOf(1, 'one')]);
+  // Meanwhile another run records a turn of the same chat.
+  const [theirs] = await two.lookup(A, grown.slice(0, -1));
+  assert.ok((await two.recordTurn(turnOf(grown, { version: theirs!.version, count: theirs!.knownCount }))).recorded);
+  const late = await one.recordTurn(turnOf([...known, ...digestsOf(2, 'one')], { version: seen!.version, count: seen!.knownCount }));
+  assert.equal(!late.recorded && late.reason, 'conflict', 'the version it read is gone');
+  const wrongBase = await one.record(record({ base: { version: (await one.lookup(A, grown))[0]!.version, count: 12, prefix: 'a'.repeat(32) }, added: 'c'.repeat(32) }));
+  assert.equal(!wrongBase.recorded && wrongBase.reason, 'conflict', 'the right version with another count or prefix hash');
+  const [now] = await one.lookup(A, [...grown, ...digestsOf(1, 'three')]);
+  assert.deepEqual([now!.knownCount, now!.matched], [14, 14], 'the grown branch, proven against the transcript that has its turn');
+  const [theirsOnly] = await one.lookup(A, [...known, ...digestsOf(1, 'one')]);
+  assert.equal(theirsOnly!.matched, 12, "a transcript without the other run's turn matches up to it");
+  one.close();
+  two.close();
+});
+
+test('a 100,000-message history: recorded in append lines, resumed with a delta, and digests sent ahead count only for their record', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const known = digestsOf(100_000, 'z');
+  assert.ok((await client.recordTurn(turnOf(known, null))).recorded);
+  const next = [...known, ...digestsOf(2, 'more')];
+  const [branch] = await client.lookup(A, next.slice(0, -1));
+  assert.deepEqual([branch!.knownCount, branch!.matched], [100_000, 100_000]);
+  const delta = await client.recordTurn(turnOf(next, { version: branch!.version, count: branch!.knownCount }));
+  assert.ok(delta.recorded);
+  assert.equal(delta.branch.knownCount, 100_002);
+
+  // Digests sent ahead for a record that counts on none, or a record counting on more than were sent: refused, nothing stored.
+  await client.request('append', { digests: 'c'.repeat(64) });
+  const surprise = await client.record(record({ chatId: 'other' }));
+  assert.equal(!surprise.recorded && surprise.reason, 'staged');
+  const missing = await client.record(record({ chatId: 'other', staged: 5 }));
+  assert.equal(!missing.recorded && missing.reason, 'staged');
+  assert.deepEqual((await client.list()).map((b) => b.chatId), ['chat-1']);
+  client.close();
 });
 
 test('evict by anchor prefix, by branch and all; a malformed evict is refused', async (t) => {

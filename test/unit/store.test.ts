@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BranchStore, MAX_ENTRIES, MAX_TTL_MS, clampLimits } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
+import { DIGEST_BYTES, MAX_KNOWN_MESSAGES } from '../../src/cache/known.js';
 import { ANCHOR, DIGEST, storeRecord } from '../support/records.js';
 
 const A = ANCHOR;
@@ -178,6 +179,36 @@ describe('LRU and max entries', () => {
     store.list();
     recorded(store, rec({ chatId: 'three' }));
     assert.deepEqual(store.list().map((b) => b.chatId), ['three', 'two']);
+  });
+});
+
+describe('known sequences', () => {
+  test('a record adds to the base it read: another count or prefix hash under the right version is a conflict', () => {
+    const { store } = clocked();
+    const first = recorded(store, rec());
+    const wrong = store.record(rec({ base: { version: first.version, count: first.knownCount + 1, prefix: first.prefix }, added: DIGEST }));
+    assert.equal(!wrong.recorded && wrong.reason, 'conflict');
+    const other = store.record(rec({ base: { version: first.version, count: first.knownCount, prefix: 'e'.repeat(32) }, added: DIGEST }));
+    assert.equal(!other.recorded && other.reason, 'conflict');
+    assert.deepEqual(store.lookup(A).map((b) => [b.version, b.knownCount]), [[first.version, 2]], 'nothing changed');
+  });
+
+  test('prefix hashes for the search, read-only; a moved or missing branch says so', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec({ added: DIGEST.repeat(5) }));
+    const found = store.prefixes(A, 'chat-1', branch.version, [5, 0, 6]);
+    assert.ok(found.found);
+    assert.equal(found.prefixes[0], branch.prefix);
+    assert.equal(found.prefixes[2], null, 'past the end');
+    assert.equal((store.prefixes(A, 'chat-1', branch.version + 1, [1]) as { reason: string }).reason, 'stale');
+    assert.equal((store.prefixes(A, 'nobody', 1, [1]) as { reason: string }).reason, 'gone');
+  });
+
+  test('a branch knows up to MAX_KNOWN_MESSAGES messages', () => {
+    const { store } = clocked();
+    const tooMany = store.record({ ...rec(), added: new Uint8Array((MAX_KNOWN_MESSAGES + 1) * DIGEST_BYTES) });
+    assert.equal(!tooMany.recorded && tooMany.reason, 'too-long');
+    assert.equal(recorded(store, { ...rec(), added: new Uint8Array(100_000 * DIGEST_BYTES) }).knownCount, 100_000);
   });
 });
 
