@@ -64,6 +64,8 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   };
 
   let client: HelperClient | null = null;
+  /** Set when a helper was started for this turn and not waited for: how to reach it to record. */
+  let reconnect: (() => Promise<HelperClient | null>) | null = null;
   let branches: MatchedBranch[] | null = [];
   const cached = usesCache(analysis, context);
   if (cached && runtimeDirIgnored) {
@@ -71,7 +73,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     say('running without the cache: the runtimeDir setting is not usable (see the warning above)');
   } else if (cached) {
     const env = helperEnv(settings);
-    const connected = await connectHelper({ start: !caller.dryRun, env });
+    const connected = await connectHelper({ start: !caller.dryRun, background: true, env });
     if (connected.ok) {
       client = connected.client;
       try {
@@ -84,6 +86,15 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
         client = null;
         branches = null;
       }
+    } else if (connected.code === 'starting') {
+      // A new helper's cache is empty: the turn plans on that now and records once it has run.
+      branches = [];
+      say(`${connected.reason}; planning on an empty cache`);
+      reconnect = async () => {
+        const again = await connectHelper({ start: true, env });
+        if (!again.ok) say(`not recorded: ${again.reason}`);
+        return again.ok ? again.client : null;
+      };
     } else {
       // A dry run starts nothing: with no helper, or one a real run would replace, it plans against an empty cache as that run would.
       branches = caller.dryRun && (connected.code === 'not-running' || connected.code === 'version-mismatch') ? [] : null;
@@ -144,6 +155,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
       return code;
     }
     const storeSeen = (chatId: string): boolean => chatStoreSeen(context, given, chatId);
+    if (plan.record && !client && reconnect) client = await reconnect();
     if (plan.record && client) await quietly(say, 'record', () => remember(client!, plan, analysis, run, failure, storeSeen, say));
 
     const exit = lostChat !== null ? 1 : run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);

@@ -54,6 +54,12 @@ function helperProcessEnv(env: NodeJS.ProcessEnv, paths: RuntimePaths): NodeJS.P
 export interface ConnectHelperOptions extends ClientOptions {
   /** Start a helper if none answers (and replace one of another version). */
   start: boolean;
+  /**
+   * When nothing answers at all: start a helper without waiting for it and report
+   * 'starting'. Its cache is empty, so a turn has nothing to wait for; it connects
+   * again to record, by when the helper is up.
+   */
+  background?: boolean;
   /** Where CURSOR_RESUME_RUNTIME_DIR & co. come from, and the helper's environment (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** The helper program (default: dist/helper/helper-server.js beside this bundle). Tests point it elsewhere. */
@@ -78,7 +84,9 @@ export type ConnectFailure =
   | 'version-mismatch'
   | 'start-failed'
   /** A helper is there but did not answer in time, or refused us. */
-  | 'unavailable';
+  | 'unavailable'
+  /** Nothing answered; a helper was started and not waited for (`background`). Its cache is empty. */
+  | 'starting';
 
 export type ConnectHelperResult =
   | { ok: true; client: HelperClient; server: HelloReply; paths: RuntimePaths; started: boolean; replaced: boolean }
@@ -138,6 +146,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   } catch (error) {
     return { ok: false, code: 'start-failed', reason: `cannot start the helper: ${(error as Error).message}`, paths };
   }
+  if (options.background && first.kind === 'absent') return { ok: false, code: 'starting', reason: `a helper is starting at ${paths.socket}; its cache is empty`, paths };
 
   const deadline = performance.now() + (options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
   let last: Attempt = first;

@@ -857,6 +857,18 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
   }
 });
 
+test('a first turn with no helper running does not wait for one: it plans on the empty cache, and is recorded all the same', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  const first = await c.turn('remember: alpha', { args: [...STREAM_ARGS, '--verbose'] });
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stderr, /a helper is starting at .*; its cache is empty; planning on an empty cache/);
+  assert.match(first.stderr, /recorded chat /);
+  assert.equal(c.lastTrace().reason, 'no-entry');
+  assert.equal((await c.turn('remember: beta')).code, 0);
+  assert.equal(c.lastTrace().reason, 'delta', 'the helper started by the first turn holds it');
+});
+
 test('the same turn sent again and again takes one entry: its copies do not push another conversation out', async (t) => {
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_MAX_ENTRIES: '2' });
   const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
