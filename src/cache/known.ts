@@ -44,33 +44,60 @@ export function pack(digests: ReadonlyArray<string>): Buffer {
   return packed;
 }
 
-/** A known sequence as the store holds it. Immutable: append() returns a new one. */
-export class KnownSequence {
-  static readonly EMPTY = new KnownSequence(Buffer.alloc(0), createHash('sha256'));
+/**
+ * Storage shared by a sequence and the longer ones appended to it, with room to grow:
+ * a turn adds a couple of digests, and copying 10,000 of them each time left the
+ * helper's memory full of freed buffers.
+ */
+interface Storage {
+  bytes: Buffer;
+  /** Bytes in use by the longest sequence on this storage; only that one may append in place. */
+  used: number;
+}
 
-  readonly #packed: Buffer;
+/** Room left when storage grows: an eighth more, at least 64 digests. */
+const headroom = (bytes: number): number => Math.max(64 * DIGEST_BYTES, Math.ceil(bytes / 8 / DIGEST_BYTES) * DIGEST_BYTES);
+
+/** A known sequence as the store holds it. Immutable: append() returns a new one, and never changes this one's digests. */
+export class KnownSequence {
+  static readonly EMPTY = new KnownSequence({ bytes: Buffer.alloc(0), used: 0 }, 0, createHash('sha256'));
+
+  readonly #storage: Storage;
+  readonly #length: number;
   /** The hash state after every digest, so an append hashes only what it adds. */
   readonly #hash: Hash;
   readonly prefix: string;
 
-  private constructor(packed: Buffer, hash: Hash) {
-    this.#packed = packed;
+  private constructor(storage: Storage, length: number, hash: Hash) {
+    this.#storage = storage;
+    this.#length = length;
     this.#hash = hash;
     this.prefix = hexOf(hash.copy());
   }
 
   get count(): number {
-    return this.#packed.length / DIGEST_BYTES;
+    return this.#length / DIGEST_BYTES;
+  }
+
+  get #packed(): Buffer {
+    return this.#storage.bytes.subarray(0, this.#length);
   }
 
   /** This sequence followed by `added` (packed digests, a whole number of them). */
   append(added: Uint8Array): KnownSequence {
     if (added.length % DIGEST_BYTES !== 0) throw new Error(`packed digests must be whole ${DIGEST_BYTES}-byte digests`);
-    // One exact-size buffer outside the heap: it is what the helper's memory holds.
-    const packed = Buffer.allocUnsafeSlow(this.#packed.length + added.length);
-    this.#packed.copy(packed);
-    packed.set(added, this.#packed.length);
-    return new KnownSequence(packed, this.#hash.copy().update(added));
+    const length = this.#length + added.length;
+    let storage = this.#storage;
+    // In place only past the end of every sequence on this storage: a shorter one sharing it keeps its digests.
+    if (storage.used !== this.#length || length > storage.bytes.length) {
+      // Outside the heap, sized to what it holds plus room: this is what the helper's memory is made of.
+      const bytes = Buffer.allocUnsafeSlow(length + headroom(length));
+      this.#storage.bytes.copy(bytes, 0, 0, this.#length);
+      storage = { bytes, used: this.#length };
+    }
+    storage.bytes.set(added, this.#length);
+    storage.used = length;
+    return new KnownSequence(storage, length, this.#hash.copy().update(added));
   }
 
   /** Prefix hashes at these counts; null for a count beyond the sequence. */

@@ -37,6 +37,19 @@ describe('prefix hashes', () => {
     assert.equal(built.sharedWith(pack([...seq.slice(0, 30), 'e'.repeat(32)])), 30);
     assert.equal(KnownSequence.EMPTY.count, 0, 'appending makes a new sequence');
   });
+
+  test('two sequences appended to one base (its storage has room) keep their own digests', () => {
+    const base = KnownSequence.EMPTY.append(pack(digests(10, 'b')));
+    const [x, y] = [digests(3, 'x'), digests(3, 'y')];
+    const one = base.append(pack(x));
+    const two = base.append(pack(y));
+    const longer = one.append(pack(y));
+    assert.equal(one.prefix, prefixHash(pack([...digests(10, 'b'), ...x]), 13));
+    assert.equal(two.prefix, prefixHash(pack([...digests(10, 'b'), ...y]), 13));
+    assert.equal(one.sharedWith(pack([...digests(10, 'b'), ...x])), 13, 'the second append did not write over the first');
+    assert.equal(base.count, 10);
+    assert.equal(longer.sharedWith(pack([...digests(10, 'b'), ...x, ...y])), 16);
+  });
 });
 
 describe('the search for the first differing message', () => {
