@@ -280,7 +280,7 @@ async function ready(
     return { ok: false, code: 'unavailable', reason: `the helper did not take the lower limits the settings ask for: ${(error as Error).message}`, paths };
   }
   found.client.reviveWith(async () => {
-    const again = await connectHelper({ ...options, start: true });
+    const again = await connectHelper({ ...options, start: true, background: false });
     if (again.ok) again.client.close();
     return again.ok;
   });
