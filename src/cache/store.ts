@@ -5,32 +5,8 @@
 // share exactly the same behaviour.
 import { LRUCache } from 'lru-cache';
 import { DIGEST_BYTES, KnownSequence, MAX_KNOWN_MESSAGES } from './known.js';
+import { clampLimits, lowered, type Limits } from './limits.js';
 import type { Branch, BranchRecord, Outcome } from './types.js';
-
-/** The seed's limits; they may be lowered (tests, advanced use), never raised. */
-export const MAX_TTL_MS = 60 * 60 * 1000;
-export const MAX_ENTRIES = 64;
-
-export interface Limits {
-  ttlMs: number;
-  maxEntries: number;
-}
-
-/**
- * Clamps requested limits into [1, seed limit]; anything missing or not a
- * positive number falls back to the seed limit, so a typo never widens the cache.
- */
-export function clampLimits(requested: Partial<Limits> = {}): Limits {
-  return {
-    ttlMs: clampInt(requested.ttlMs, 1, MAX_TTL_MS),
-    maxEntries: clampInt(requested.maxEntries, 1, MAX_ENTRIES),
-  };
-}
-
-function clampInt(value: number | undefined, min: number, max: number): number {
-  if (value === undefined || !Number.isFinite(value) || value <= 0) return max;
-  return Math.min(Math.max(Math.floor(value), min), max);
-}
 
 export interface StoreOptions extends Partial<Limits> {
   /** Monotonic milliseconds for expiry (default: lru-cache's `performance.now`). Tests inject one. */
@@ -173,8 +149,7 @@ export class BranchStore {
    * first. Every other branch keeps its age, recency, lease and version.
    */
   lower(requested: Partial<Limits>): Limits {
-    const asked = clampLimits(requested);
-    const next = { ttlMs: Math.min(asked.ttlMs, this.limits.ttlMs), maxEntries: Math.min(asked.maxEntries, this.limits.maxEntries) };
+    const next = lowered(this.limits, requested);
     if (next.ttlMs === this.limits.ttlMs && next.maxEntries === this.limits.maxEntries) return this.limits;
     // Set least recently used first, each started as long ago as it was: that keeps recency and age. Ages come
     // from the cache's own monotonic clock (dump/load would go through Date.now, and move with the wall clock).

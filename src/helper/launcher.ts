@@ -13,7 +13,7 @@ import type { RuntimePaths } from './paths.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import type { HelloReply } from './protocol.js';
 import type { Branch } from '../cache/types.js';
-import { envValue } from '../env-value.js';
+import { envLimits, type Limits } from '../cache/limits.js';
 import { VERSION } from '../version.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 2000;
@@ -42,7 +42,7 @@ const HELPER_NODE_FLAGS = ['--max-semi-space-size=2'];
  * (API keys, tokens) that it must never keep. (NODE_EXTRA_CA_CERTS, for one, would
  * also cost 45 ms of start-up for a 220 KB bundle it never uses.)
  */
-const HELPER_ENV = ['CURSOR_RESUME_TTL_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_CONNECTION_IDLE_MS', 'NODE_OPTIONS'] as const;
+const HELPER_ENV = ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_CONNECTION_IDLE_MS', 'NODE_OPTIONS'] as const;
 
 /**
  * The helper's whole environment; the runtime dir is the launcher's resolved one, so
@@ -287,11 +287,16 @@ async function ready(
   return { ok: true, client: found.client, server: hello, paths, ...how };
 }
 
-/** The environment's limit when it is a whole number below the helper's current one. */
-function below(value: string | undefined, current: unknown): number | undefined {
-  const given = envValue(value);
-  const n = Math.floor(Number(given));
-  return given !== undefined && Number.isFinite(n) && n >= 1 && typeof current === 'number' && n < current ? n : undefined;
+/** What the settings ask of a helper's limits where they are below its current ones (the only change a client may make). */
+function below(env: NodeJS.ProcessEnv, current: Partial<Limits> | undefined): Partial<Limits> {
+  const asked = envLimits(env);
+  const out: Partial<Limits> = {};
+  for (const key of ['ttlMs', 'maxEntries'] as const) {
+    const now = current?.[key];
+    const wanted = asked[key];
+    if (wanted !== undefined && typeof now === 'number' && wanted < now) out[key] = wanted;
+  }
+  return out;
 }
 
 /**
@@ -301,21 +306,21 @@ function below(value: string | undefined, current: unknown): number | undefined 
  */
 export function underSettings<T extends Branch>(branches: T[], hello: HelloReply | undefined, env: NodeJS.ProcessEnv): T[] {
   const current = hello?.limits?.ttlMs;
-  const ttlMs = below(env.CURSOR_RESUME_TTL_MS, current);
+  const { ttlMs } = below(env, hello?.limits);
   if (ttlMs === undefined || typeof current !== 'number') return branches;
   return branches.map((b) => ({ ...b, ttlLeftMs: b.ttlLeftMs - (current - ttlMs) }));
 }
 
 /**
- * The limits the settings ask for reach the environment through helperEnv(); a helper
- * that runs with higher ones (it started before `config set ttlMinutes`) is lowered.
- * Returns the hello with the limits now in force.
+ * The limits the settings ask for reach the environment through helperEnv(), and the
+ * helper through a `limits` request as typed values: a new helper starts with the
+ * seed's, and one that runs with higher ones (it started before `config set
+ * ttlMinutes`) is lowered. Returns the hello with the limits now in force.
  */
 async function withLimits(client: HelperClient, hello: HelloReply, env: NodeJS.ProcessEnv): Promise<HelloReply> {
-  const ttlMs = below(env.CURSOR_RESUME_TTL_MS, hello.limits?.ttlMs);
-  const maxEntries = below(env.CURSOR_RESUME_MAX_ENTRIES, hello.limits?.maxEntries);
-  if (ttlMs === undefined && maxEntries === undefined) return hello;
-  client.server = { ...hello, limits: await client.lowerLimits({ ttlMs, maxEntries }) };
+  const asked = below(env, hello.limits);
+  if (asked.ttlMs === undefined && asked.maxEntries === undefined) return hello;
+  client.server = { ...hello, limits: await client.lowerLimits(asked) };
   return client.server;
 }
 

@@ -6,8 +6,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BranchStore, clampLimits } from '../cache/store.js';
-import type { Limits } from '../cache/store.js';
+import { BranchStore } from '../cache/store.js';
+import type { Limits } from '../cache/limits.js';
 import { MAX_KNOWN_MESSAGES } from '../cache/known.js';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import { envValue } from '../env-value.js';
@@ -37,20 +37,19 @@ export const DEFAULT_MAX_CONNECTIONS = 256;
 /** A client that does not read its replies is cut off past this much unsent output. */
 const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 
-export interface ServerSettings extends Limits {
+/** Limits given here (a helper in a test process) are clamped like any request for them. */
+export interface ServerSettings extends Partial<Limits> {
   idleMs: number;
 }
 
 /**
- * Limits from the environment (test-only/advanced): CURSOR_RESUME_TTL_MS and
- * CURSOR_RESUME_MAX_ENTRIES can only lower the seed limits (1 h, 64);
- * CURSOR_RESUME_IDLE_MS sets the idle exit (default 5 min, 100 ms to 1 h).
+ * The helper's own settings from its environment: CURSOR_RESUME_IDLE_MS sets the idle
+ * exit (default 5 min, 100 ms to 1 h). The cache limits are not among them: a helper
+ * starts with the seed's, and every client that may start one lowers them to its
+ * settings with a `limits` request, as typed values (see cache/limits.ts).
  */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): ServerSettings {
-  return {
-    ...clampLimits({ ttlMs: num(env.CURSOR_RESUME_TTL_MS), maxEntries: num(env.CURSOR_RESUME_MAX_ENTRIES) }),
-    idleMs: between(num(env.CURSOR_RESUME_IDLE_MS), DEFAULT_IDLE_MS),
-  };
+  return { idleMs: between(num(env.CURSOR_RESUME_IDLE_MS), DEFAULT_IDLE_MS) };
 }
 
 /** CURSOR_RESUME_CONNECTION_IDLE_MS (tests): how long a connection holding no lease may stay silent (default 30 s, 100 ms to 1 h). */

@@ -803,7 +803,7 @@ test('the helper runs detached (its own session, stdio on /dev/null) and keeps n
   assert.ok(!environ.join('\n').includes('sk-'), 'no credential in its environment');
   assert.deepEqual(
     environ.map((e) => e.slice(0, e.indexOf('='))).sort(),
-    ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_RUNTIME_DIR', 'CURSOR_RESUME_TTL_MS', 'MALLOC_MMAP_THRESHOLD_'],
+    ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_RUNTIME_DIR', 'MALLOC_MMAP_THRESHOLD_'],
   );
 });
 

@@ -1,11 +1,13 @@
 // BranchStore: the resume cache's rules, on an injected monotonic clock.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BranchStore, MAX_ENTRIES, MAX_TTL_MS, clampLimits } from '../../src/cache/store.js';
+import { SEED_LIMITS, clampLimits, envLimits, lowered } from '../../src/cache/limits.js';
+import { BranchStore } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
 import { DIGEST_BYTES, MAX_KNOWN_MESSAGES } from '../../src/cache/known.js';
 import { ANCHOR, DIGEST, storeRecord } from '../support/records.js';
 
+const { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES } = SEED_LIMITS;
 const A = ANCHOR;
 const B = 'b'.repeat(32);
 
@@ -31,6 +33,17 @@ describe('limits', () => {
     assert.deepEqual(clampLimits({ ttlMs: Number.NaN, maxEntries: -1 }), { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
     assert.deepEqual(clampLimits({ ttlMs: 0.5, maxEntries: 2.7 }), { ttlMs: 1, maxEntries: 2 });
     assert.deepEqual(new BranchStore({ ttlMs: 2 * MAX_TTL_MS, maxEntries: 65 }).limits, { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+  });
+});
+
+describe('the limits rule, in one place', () => {
+  test('lowered, never raised, from any source; the environment asks only with whole positive numbers', () => {
+    const seed = { ...SEED_LIMITS };
+    assert.deepEqual(lowered(seed, { ttlMs: 500 }), { ttlMs: 500, maxEntries: 64 });
+    assert.deepEqual(lowered({ ttlMs: 500, maxEntries: 3 }, { ttlMs: 900, maxEntries: 1000 }), { ttlMs: 500, maxEntries: 3 });
+    assert.deepEqual(lowered(seed, { ttlMs: -1, maxEntries: Number.NaN }), seed);
+    assert.deepEqual(envLimits({ CURSOR_RESUME_TTL_MS: ' 300 ', CURSOR_RESUME_MAX_ENTRIES: '2.9' }), { ttlMs: 300, maxEntries: 2 });
+    for (const bad of ['', 'abc', '0', '-5', '0.5']) assert.deepEqual(envLimits({ CURSOR_RESUME_TTL_MS: bad }), {}, JSON.stringify(bad));
   });
 });
 
