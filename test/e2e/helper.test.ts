@@ -857,6 +857,21 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
   }
 });
 
+test('a conversation of 100,000 messages resumes: recorded whole once, then only its new messages', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  for (let i = 0; i < 50_000; i++) c.messages.push({ role: 'user', content: `step ${i}` }, { role: 'assistant', content: `done ${i}` });
+  const first = await c.turn('remember: alpha');
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(c.lastTrace().decision, 'fresh');
+  const second = await c.turn('remember: beta');
+  assert.equal(second.code, 0, second.stderr);
+  assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['resume-delta', 'delta']);
+  assert.ok((c.lastTrace().promptBytes as number) < 1000, 'only the new message went to cursor');
+  const [entry] = await entries(w.env);
+  assert.equal(entry!.knownCount, 100_005);
+});
+
 test('a first turn with no helper running does not wait for one: it plans on the empty cache, and is recorded all the same', async (t) => {
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
   const c = new Conversation(w.env);
