@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { parseCallerArgs } from '../src/agent/argv.js';
 import { resolveWorkspace } from '../src/agent/workspace.js';
-import type { Branch } from '../src/cache/types.js';
+import { pack, prefixHash } from '../src/cache/known.js';
+import type { MatchedBranch } from '../src/cache/types.js';
 import { resolveSettings } from '../src/config.js';
 import { analyzeTurn, planTurn, type TurnContext } from '../src/turn/plan.js';
 import { messageDigest } from '../src/resume/digests.js';
@@ -15,6 +16,8 @@ import { STREAM_ARGS } from './lib/conversation.js';
 const [transcriptFile, knownFile] = process.argv.slice(2);
 if (!transcriptFile || !knownFile) throw new Error('usage: scale-worker.ts <transcript.json> <known.txt>');
 const known = readFileSync(knownFile, 'utf8');
+const knownCount = known.length / 32;
+const knownPrefix = prefixHash(Buffer.from(known, 'hex'), knownCount);
 const rssBeforeKb = process.resourceUsage().maxRSS;
 const now = (): number => performance.now();
 
@@ -32,13 +35,17 @@ const context: TurnContext = {
 };
 const analysis = analyzeTurn(conversation, context);
 const t3 = now();
-const branch: Branch = {
+// What the client does with a lookup's branch: its own prefix hash at the branch's count, compared.
+const matched = prefixHash(pack(analysis.digests), knownCount) === knownPrefix ? knownCount : 0;
+const branch: MatchedBranch = {
   anchor: analysis.anchor!,
   chatId: 'bench-chat',
   toolsFingerprint: analysis.toolsFingerprint,
   workspace: analysis.workspace,
   model: analysis.model,
-  known,
+  knownCount,
+  prefix: knownPrefix,
+  matched,
   bytesSaved: 0,
   version: 1,
   turns: 1,

@@ -73,14 +73,15 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
       const known = analysis.digests.slice(0, -1).join('');
       const knownFile = join(sandbox.dir, `known-${messages}.txt`);
       writeFileSync(knownFile, known);
-      const recorded = await client.record({
+      const recorded = await client.recordTurn({
         anchor: analysis.anchor!,
         chatId: `bench-${messages}`,
         toolsFingerprint: analysis.toolsFingerprint,
         workspace: analysis.workspace,
         model: analysis.model,
-        known,
-        baseVersion: null,
+        digests: analysis.digests.slice(0, -2),
+        reply: analysis.digests.at(-2)!,
+        base: null,
         savedBytes: 0,
         outcome: 'success',
       });

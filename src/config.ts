@@ -6,10 +6,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import envPaths from 'env-paths';
 import * as z from 'zod/mini';
+import { SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
 
-export const SEED_TTL_MINUTES = 60;
-export const SEED_MAX_ENTRIES = 64;
+// The seed lives with the cache's limits; the config file speaks minutes.
+export const SEED_TTL_MINUTES = SEED_LIMITS.ttlMs / 60_000;
+export const SEED_MAX_ENTRIES = SEED_LIMITS.maxEntries;
 
 function compilable(pattern: string): boolean {
   try {

@@ -4,32 +4,9 @@
 // timers of its own, so the helper daemon and the in-process `simulate` command
 // share exactly the same behaviour.
 import { LRUCache } from 'lru-cache';
+import { DIGEST_BYTES, KnownSequence, MAX_KNOWN_MESSAGES } from './known.js';
+import { clampLimits, lowered, type Limits } from './limits.js';
 import type { Branch, BranchRecord, Outcome } from './types.js';
-
-/** The seed's limits; they may be lowered (tests, advanced use), never raised. */
-export const MAX_TTL_MS = 60 * 60 * 1000;
-export const MAX_ENTRIES = 64;
-
-export interface Limits {
-  ttlMs: number;
-  maxEntries: number;
-}
-
-/**
- * Clamps requested limits into [1, seed limit]; anything missing or not a
- * positive number falls back to the seed limit, so a typo never widens the cache.
- */
-export function clampLimits(requested: Partial<Limits> = {}): Limits {
-  return {
-    ttlMs: clampInt(requested.ttlMs, 1, MAX_TTL_MS),
-    maxEntries: clampInt(requested.maxEntries, 1, MAX_ENTRIES),
-  };
-}
-
-function clampInt(value: number | undefined, min: number, max: number): number {
-  if (value === undefined || !Number.isFinite(value) || value <= 0) return max;
-  return Math.min(Math.max(Math.floor(value), min), max);
-}
 
 export interface StoreOptions extends Partial<Limits> {
   /** Monotonic milliseconds for expiry (default: lru-cache's `performance.now`). Tests inject one. */
@@ -38,13 +15,23 @@ export interface StoreOptions extends Partial<Limits> {
   wallClock?: () => number;
 }
 
+/** The branch a turn resumed, as it read it: a record adds to exactly that. */
+export interface RecordBase {
+  version: number;
+  /** Its knownCount and prefix hash. */
+  count: number;
+  prefix: string;
+}
+
 /** A record of a turn that just ran. `savedBytes` is added to the branch's `bytesSaved`. */
 export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
   /**
-   * The branch version this turn started from (`Branch.version` from lookup), or
-   * null for a chat that did not exist before this turn.
+   * The branch this turn started from, or null for a chat that did not exist
+   * before this turn (then `added` is its whole known sequence).
    */
-  baseVersion: number | null;
+  base: RecordBase | null;
+  /** The digests the turn adds to the base, packed (DIGEST_BYTES each). */
+  added: Uint8Array;
   /** Prompt bytes this turn saved against sending the full prompt. */
   savedBytes: number;
   /** Default 'success'. */
@@ -54,7 +41,7 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
 }
 
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
-export type RecordRefusal = 'conflict' | 'gone' | 'busy';
+export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long';
 
 export type LeaseResult =
   | { granted: true; branch: Branch }
@@ -71,8 +58,12 @@ export interface StoreStats extends Limits {
   leases: number;
 }
 
-/** What the store keeps; `ttlLeftMs` and `leased` are filled in when read. */
-type Stored = Omit<Branch, 'ttlLeftMs' | 'leased'>;
+export type PrefixesResult =
+  | { found: true; prefixes: Array<string | null> }
+  | { found: false; reason: 'gone' | 'stale'; message: string };
+
+/** What the store keeps: the sequence packed; `knownCount`, `prefix`, `ttlLeftMs` and `leased` are filled in when read. */
+type Stored = Omit<Branch, 'ttlLeftMs' | 'leased' | 'knownCount' | 'prefix'> & { known: KnownSequence };
 
 const keyOf = (anchor: string, chatId: string): string => `${anchor}/${chatId}`;
 
@@ -158,8 +149,7 @@ export class BranchStore {
    * first. Every other branch keeps its age, recency, lease and version.
    */
   lower(requested: Partial<Limits>): Limits {
-    const asked = clampLimits(requested);
-    const next = { ttlMs: Math.min(asked.ttlMs, this.limits.ttlMs), maxEntries: Math.min(asked.maxEntries, this.limits.maxEntries) };
+    const next = lowered(this.limits, requested);
     if (next.ttlMs === this.limits.ttlMs && next.maxEntries === this.limits.maxEntries) return this.limits;
     // Set least recently used first, each started as long ago as it was: that keeps recency and age. Ages come
     // from the cache's own monotonic clock (dump/load would go through Date.now, and move with the wall clock).
@@ -232,11 +222,12 @@ export class BranchStore {
   }
 
   /**
-   * Records a turn with compare-and-set: `baseVersion` must equal the stored
-   * branch's version ('conflict' otherwise, 'gone' when it is no longer cached);
-   * null creates the branch, or replaces one with the same chat ID (a chat that
-   * Cursor just created is new by definition). A branch leased by another holder
-   * is refused ('busy'). Any record attempt ends `holder`'s lease on that branch.
+   * Records a turn with compare-and-set: the base's version, count and prefix hash
+   * must be the stored branch's ('conflict' otherwise, 'gone' when it is no longer
+   * cached), and the added digests extend it; a null base creates the branch from
+   * `added` alone, or replaces one with the same chat ID (a chat that Cursor just
+   * created is new by definition). A branch leased by another holder is refused
+   * ('busy'). Any record attempt ends `holder`'s lease on that branch.
    */
   record(input: RecordInput, holder?: string): RecordResult {
     const key = keyOf(input.anchor, input.chatId);
@@ -246,38 +237,88 @@ export class BranchStore {
       return { recorded: false, reason: 'busy', message: `a turn of chat ${input.chatId} is running now` };
     }
     const existing = this.#cache.get(key, { updateAgeOnGet: false });
-    if (input.baseVersion !== null) {
+    const { base } = input;
+    if (base !== null) {
       if (!existing) {
-        return { recorded: false, reason: 'gone', message: `branch ${input.chatId} of ${input.anchor} is no longer cached; record it as new (baseVersion null) if its whole known sequence is in this record` };
+        return { recorded: false, reason: 'gone', message: `branch ${input.chatId} of ${input.anchor} is no longer cached; record it as new (base null) with its whole known sequence` };
       }
-      if (existing.version !== input.baseVersion) {
-        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} is at version ${existing.version}, not ${input.baseVersion}: another turn recorded first` };
+      if (existing.version !== base.version) {
+        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} is at version ${existing.version}, not ${base.version}: another turn recorded first` };
+      }
+      if (existing.known.count !== base.count || existing.known.prefix !== base.prefix) {
+        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} knows ${existing.known.count} messages, not the ${base.count} this record adds to (or not the same ones)` };
       }
     }
+    const from = base !== null ? existing!.known : KnownSequence.EMPTY;
+    if (from.count + input.added.length / DIGEST_BYTES > MAX_KNOWN_MESSAGES) {
+      return { recorded: false, reason: 'too-long', message: `a branch knows at most ${MAX_KNOWN_MESSAGES} messages` };
+    }
+    const known = from.append(input.added);
     const now = this.#wallClock();
-    const base = input.baseVersion !== null ? existing : undefined;
+    const kept = base !== null ? existing : undefined;
     const value: Stored = {
       anchor: input.anchor,
       chatId: input.chatId,
       toolsFingerprint: input.toolsFingerprint,
       workspace: input.workspace,
       model: input.model,
-      known: input.known,
-      bytesSaved: (base?.bytesSaved ?? 0) + Math.max(0, input.savedBytes),
+      known,
+      bytesSaved: (kept?.bytesSaved ?? 0) + Math.max(0, input.savedBytes),
       version: ++this.#lastVersion,
-      turns: (base?.turns ?? 0) + 1,
+      turns: (kept?.turns ?? 0) + 1,
       state: input.state ?? 'ok',
       lastOutcome: input.outcome ?? 'success',
-      createdAt: base?.createdAt ?? now,
+      createdAt: kept?.createdAt ?? now,
       updatedAt: now,
       ...(input.storeSeen !== undefined ? { storeSeen: input.storeSeen } : {}),
     };
+    if (base === null) this.#dropCopiesOf(value);
     this.#cache.set(key, value);
     // The set may have evicted the least recently used branch; index this one after it.
     let chatIds = this.#index.get(input.anchor);
     if (!chatIds) this.#index.set(input.anchor, (chatIds = new Set()));
     chatIds.add(input.chatId);
     return { recorded: true, branch: this.#view(key, value) };
+  }
+
+  /**
+   * A new chat whose history is exactly another branch's (the same turn sent again,
+   * answered alike) replaces it: either chat continues the conversation the same
+   * way, and a copy must not push a real branch out of the cache. A leased one is
+   * in use and stays.
+   */
+  #dropCopiesOf(value: Stored): void {
+    for (const chatId of this.#index.get(value.anchor) ?? []) {
+      if (chatId === value.chatId) continue;
+      const key = keyOf(value.anchor, chatId);
+      const other = this.#cache.peek(key);
+      if (
+        other &&
+        !this.#leases.has(key) &&
+        other.toolsFingerprint === value.toolsFingerprint &&
+        other.known.count === value.known.count &&
+        other.known.prefix === value.known.prefix
+      ) {
+        this.#cache.delete(key);
+      }
+    }
+  }
+
+  /**
+   * Prefix hashes of a branch's sequence at the given counts (null past its end),
+   * for the search for the first message a transcript changed. Read-only, like
+   * peek(); refused when the branch is gone or is no longer at `version`.
+   */
+  prefixes(anchor: string, chatId: string, version: number, counts: ReadonlyArray<number>): PrefixesResult {
+    const value = this.#cache.peek(keyOf(anchor, chatId), { allowStale: true });
+    if (!value) return { found: false, reason: 'gone', message: `branch ${chatId} of ${anchor} is not in the cache` };
+    if (value.version !== version) return { found: false, reason: 'stale', message: `branch ${chatId} moved from version ${version} to ${value.version}` };
+    return { found: true, prefixes: value.known.prefixesAt(counts) };
+  }
+
+  /** How many of `packed`'s digests begin the branch's sequence (0 when it is not cached). For the in-process simulation. */
+  sharedWith(anchor: string, chatId: string, packed: Uint8Array): number {
+    return this.#cache.peek(keyOf(anchor, chatId), { allowStale: true })?.known.sharedWith(packed) ?? 0;
   }
 
   /** Drops every branch of every anchor starting with `anchorPrefix` (non-empty). Returns how many. */
@@ -339,7 +380,8 @@ export class BranchStore {
   }
 
   #view(key: string, value: Stored, ttlLeftMs = this.#cache.getRemainingTTL(key)): Branch {
-    return { ...value, ttlLeftMs, leased: this.#leases.has(key) };
+    const { known, ...rest } = value;
+    return { ...rest, knownCount: known.count, prefix: known.prefix, ttlLeftMs, leased: this.#leases.has(key) };
   }
 
   #endLease(key: string, holder: string): void {

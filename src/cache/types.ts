@@ -2,7 +2,7 @@
 // times, never message text. One anchor (an opening) may hold several branches,
 // one per Cursor chat; each branch counts against the entry limit.
 
-/** Hex length of one message digest inside `Branch.known`. */
+/** Hex length of one message digest. */
 export const MESSAGE_DIGEST_HEX = 32;
 
 /** Why the last turn of a branch ended the way it did. */
@@ -22,11 +22,6 @@ export interface BranchRecord {
   toolsFingerprint: string;
   workspace: string;
   model: string;
-  /**
-   * The known message sequence: the messages sent so far and Cursor's own reply
-   * to the last turn, one MESSAGE_DIGEST_HEX-long digest each, concatenated.
-   */
-  known: string;
   /** Prompt bytes this branch has saved against sending the full prompt every turn. */
   bytesSaved: number;
   /**
@@ -37,6 +32,13 @@ export interface BranchRecord {
 }
 
 export interface Branch extends BranchRecord {
+  /**
+   * How many messages the chat knows: the messages sent so far and Cursor's own
+   * reply to the last turn. The digests themselves stay in the helper.
+   */
+  knownCount: number;
+  /** The prefix hash of those knownCount digests (see cache/known.ts). */
+  prefix: string;
   /** Compare-and-set counter: bumped by every record. */
   version: number;
   turns: number;
@@ -50,4 +52,9 @@ export interface Branch extends BranchRecord {
   ttlLeftMs: number;
   /** A turn of this chat is running now. */
   leased: boolean;
+}
+
+/** A branch next to one transcript: how many of its messages the branch's history repeats from the start (found by comparing prefix hashes). */
+export interface MatchedBranch extends Branch {
+  matched: number;
 }

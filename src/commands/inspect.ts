@@ -6,7 +6,7 @@
 // Message text shown comes only from the given transcript: the cache has none.
 import type { Command } from 'commander';
 import { handsOver, UsageError } from '../agent/argv.js';
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { findingEnv } from '../turn/helper-env.js';
 import { isSameVersion } from '../helper/client.js';
@@ -337,7 +337,7 @@ function readingView(conversation: Conversation) {
   return { layout, notLayout: null };
 }
 
-function branchView(check: BranchCheck, branch: Branch | undefined, analysis: Analysis, missing: ReadonlySet<string>) {
+function branchView(check: BranchCheck, branch: MatchedBranch | undefined, analysis: Analysis, missing: ReadonlySet<string>) {
   const { proof } = check;
   const at = proof.matched;
   const message = analysis.conversation.messages[at];

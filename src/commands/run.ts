@@ -20,7 +20,7 @@ import { knownAfter, placeFor, recordFor } from '../turn/record.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { writeTrace } from '../turn/trace.js';
 import type { Analysis } from '../resume/decide.js';
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 
 export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs = parseCallerArgs(argv)): Promise<number> {
   // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking, and readStdin reads it directly.
@@ -58,11 +58,40 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   process.stdout.on('error', () => {});
   if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
 
-  const { client } = cache;
+  const helper = new LazyClient(cache.client, cache.reconnect);
   try {
-    return await runTurn({ plan, analysis, context, settings, client, say, given, started, branches: cache.branches ?? [], missing });
+    return await runTurn({ plan, analysis, context, settings, helper, say, given, started, branches: cache.branches ?? [], missing });
   } finally {
-    client?.close();
+    helper.close();
+  }
+}
+
+/** The run's connection to the helper: open from the lookup, or made when first needed to a helper started for this turn. */
+class LazyClient {
+  #connecting: Promise<HelperClient | null> | null = null;
+
+  constructor(
+    private client: HelperClient | null,
+    private readonly reconnect: (() => Promise<HelperClient | null>) | null,
+  ) {}
+
+  /** The client the lookup used (and leases go through), if there was one. */
+  get now(): HelperClient | null {
+    return this.client;
+  }
+
+  get reconnects(): boolean {
+    return this.reconnect !== null;
+  }
+
+  get(): Promise<HelperClient | null> {
+    if (this.client || !this.reconnect) return Promise.resolve(this.client);
+    this.#connecting ??= this.reconnect().then((c) => (this.client = c));
+    return this.#connecting;
+  }
+
+  close(): void {
+    this.client?.close();
   }
 }
 
@@ -71,17 +100,18 @@ interface Turn {
   analysis: Analysis;
   context: TurnContext;
   settings: Settings;
-  client: HelperClient | null;
+  helper: LazyClient;
   say: (line: string) => void;
   given: string | undefined;
   started: number;
-  branches: ReadonlyArray<Branch>;
+  branches: ReadonlyArray<MatchedBranch>;
   missing: ReadonlySet<string>;
 }
 
 async function runTurn(turn: Turn): Promise<number> {
-  const { analysis, context, settings, client, say } = turn;
-  const helper = (what: string, call: (c: HelperClient) => Promise<unknown>): Promise<void> => quietly(say, what, client, call);
+  const { analysis, context, settings, say } = turn;
+  const client = turn.helper.now;
+  const helper = async (what: string, call: (c: HelperClient) => Promise<unknown>): Promise<void> => quietly(say, what, await turn.helper.get(), call);
   let plan = turn.plan;
   // A chat Cursor no longer has must not keep its entry.
   for (const check of plan.checks) {
@@ -96,12 +126,12 @@ async function runTurn(turn: Turn): Promise<number> {
   // A fresh chat whose place was taken in the cache while it ran (see placeFor).
   let placed: string | null = null;
   const place = (fresh: Plan) => {
-    if (!client || fresh.decision !== 'fresh' || !fresh.record || fresh.anchor === null) return undefined;
+    if ((!client && !turn.helper.reconnects) || fresh.decision !== 'fresh' || !fresh.record || fresh.anchor === null) return undefined;
     const anchor = fresh.anchor;
     return async (chatId: unknown): Promise<void> => {
       if (!isSafeChatId(chatId)) return;
       await helper('place', async (c) => {
-        const reply = await c.record(placeFor({ ...fresh, anchor }, analysis, chatId));
+        const reply = await c.recordTurn(placeFor({ ...fresh, anchor }, analysis, chatId));
         if (!reply.recorded) return;
         placed = chatId;
         await c.lease(anchor, chatId, reply.branch.version);
@@ -161,10 +191,8 @@ async function update(client: HelperClient, plan: Plan, analysis: Analysis, chan
   }
   if (plan.anchor === null) return;
   const record = recordFor({ ...plan, anchor: plan.anchor }, analysis, change.chatId, change.reply, chatStoreSeen(turn.context, turn.given, change.chatId));
-  let reply = await client.record(record);
-  // The branch expired or was evicted while the turn ran: the record holds the whole
-  // known sequence and the chat just answered, so it can stand as a new branch.
-  if (!reply.recorded && reply.reason === 'gone') reply = await client.record({ ...record, baseVersion: null });
+  // A branch that expired or was evicted while the turn ran is recorded whole: the chat just answered.
+  const reply = await client.recordTurn(record);
   const how = change.ended === 'tool-calls' ? ', up to its tool calls' : '';
   say(reply.recorded ? `recorded chat ${change.chatId} (${knownAfter(analysis)} messages known${how})` : `not recorded: ${reply.message}`);
 }

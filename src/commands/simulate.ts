@@ -15,6 +15,7 @@
 // a failure (the chat never got the message) or has lost the reply.
 import type { Command } from 'commander';
 import { UsageError } from '../agent/argv.js';
+import { pack, prefixHash } from '../cache/known.js';
 import { BranchStore } from '../cache/store.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { helperEnv } from '../turn/helper-env.js';
@@ -22,7 +23,7 @@ import { analyzeTurn, cacheUse, planTurn, type Plan } from '../turn/plan.js';
 import { knownAfter, recordFor } from '../turn/record.js';
 import { bytes, fail, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
-import { provePrefix } from '../resume/prefix.js';
+import { provePrefix, sharedPrefix } from '../resume/prefix.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
 import { cheapJson } from '../transcript/parse.js';
@@ -202,10 +203,10 @@ function scriptedReply(analyses: ReadonlyArray<Analysis>, i: number): { continue
   const turn = analyses[i]!;
   if (turn.anchor === null) return { continuedBy: null, reply: undefined };
   // The engine's own prefix proof: a later turn continues this one exactly when a chat that knew this turn could resume it.
-  const known = turn.digests.join('');
+  const known = turn.digests.length;
   for (let j = i + 1; j < analyses.length; j++) {
     const later = analyses[j]!;
-    if (later.anchor !== turn.anchor || provePrefix(known, later.digests).verdict !== 'holds') continue;
+    if (later.anchor !== turn.anchor || provePrefix(known, sharedPrefix(turn.digests, later.digests), later.digests.length).verdict !== 'holds') continue;
     const message = later.conversation.messages[turn.digests.length];
     return { continuedBy: j, reply: message?.role === 'assistant' ? message : undefined };
   }
@@ -250,8 +251,9 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
   return turns.map((turn, i): TurnResult => {
     if (i > 0) now += gapMs;
     const { context, analysis } = analysed[i]!;
+    const packed = pack(analysis.digests);
     const use = cacheUse(analysis, context);
-    const branches = use.asked ? store.lookup(use.anchor) : [];
+    const branches = use.asked ? store.lookup(use.anchor).map((b) => ({ ...b, matched: store.sharedWith(b.anchor, b.chatId, packed) })) : [];
     const plan: Plan = planTurn(analysis, context, { branches });
     // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
     if (plan.decision !== 'fresh') store.lease(plan.anchor, plan.chatId, plan.baseVersion, HOLDER);
@@ -274,7 +276,16 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
       // Exactly what a run records: every message's digest, then cursor's reply.
       const text = reply.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
       const calls = reply.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, name: p.name }] : []));
-      const result = store.record(recordFor({ ...plan, anchor: plan.anchor }, analysis, chatId, { text, calls }), HOLDER);
+      // Exactly what a run records, put into the store as the client puts it on the wire.
+      const { digests, reply: replyDigest, base, ...fields } = recordFor({ ...plan, anchor: plan.anchor }, analysis, chatId, { text, calls });
+      const result = store.record(
+        {
+          ...fields,
+          base: base && { ...base, prefix: prefixHash(packed, base.count) },
+          added: pack([...digests.slice(base?.count ?? 0), ...(replyDigest === null ? [] : [replyDigest])]),
+        },
+        HOLDER,
+      );
       recorded = result.recorded;
       note = result.recorded ? `recorded: chat ${chatId} knows ${knownAfter(analysis)} messages` : `not recorded: ${result.message}`;
     }

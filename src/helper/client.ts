@@ -3,9 +3,12 @@
 // connection that took it. Every call is one round trip with a bounded wait:
 // the helper can never hang a run.
 import net from 'node:net';
-import type { Branch, Outcome } from '../cache/types.js';
+import { pack, prefixHash, prefixHashes } from '../cache/known.js';
+import type { PrefixesResult } from '../cache/store.js';
+import type { Branch, MatchedBranch, Outcome } from '../cache/types.js';
+import { searchShared } from '../resume/prefix.js';
 import { VERSION } from '../version.js';
-import { LineReader, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode } from './protocol.js';
+import { LineReader, MAX_DIGESTS_PER_LINE, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode } from './protocol.js';
 import type {
   BranchSummary,
   EvictTarget,
@@ -56,6 +59,16 @@ export interface ClientOptions {
  */
 const RESENT: ReadonlySet<Op> = new Set(['record']);
 
+/** A turn to record, as the run path knows it; recordTurn() sends only what the branch lacks. */
+export interface TurnRecord extends Omit<RecordRequest, 'base' | 'staged' | 'added'> {
+  /** The transcript's message digests, in order. */
+  digests: ReadonlyArray<string>;
+  /** The digest of cursor's reply to this turn; null for a chat's place before its turn has one. */
+  reply: string | null;
+  /** The branch the turn resumed (its version and knownCount, as looked up), or null for a new chat. */
+  base: { version: number; count: number } | null;
+}
+
 interface Pending {
   op: Op;
   resolve: (value: Record<string, unknown>) => void;
@@ -104,22 +117,64 @@ export class HelperClient {
     return reply;
   }
 
-  /** The anchor's branches, most recently updated first; an expired one comes once with ttlLeftMs <= 0. A use: they become the most recently used. */
-  lookup(anchor: string): Promise<Branch[]> {
-    return this.#branches('lookup', anchor);
+  /**
+   * The anchor's branches, most recently updated first, each matched against a
+   * transcript's digests; an expired one comes once with ttlLeftMs <= 0. A use: they
+   * become the most recently used.
+   */
+  lookup(anchor: string, digests: ReadonlyArray<string>): Promise<MatchedBranch[]> {
+    return this.#branches('lookup', anchor, digests);
   }
 
   /** The anchor's branches as lookup() returns them, without changing anything in the helper (dry runs, explanations). */
-  peek(anchor: string): Promise<Branch[]> {
-    return this.#branches('peek', anchor);
+  peek(anchor: string, digests: ReadonlyArray<string>): Promise<MatchedBranch[]> {
+    return this.#branches('peek', anchor, digests);
   }
 
-  async #branches(op: 'lookup' | 'peek', anchor: string): Promise<Branch[]> {
+  async #branches(op: 'lookup' | 'peek', anchor: string, digests: ReadonlyArray<string>): Promise<MatchedBranch[]> {
     const { branches } = await this.request(op, { anchor });
     if (!Array.isArray(branches) || !branches.every(isBranch)) {
       throw new HelperError('bad-reply', `the helper answered the ${op} with something that is not a list of branches`);
     }
-    return branches;
+    const packed = pack(digests);
+    const matched: MatchedBranch[] = [];
+    for (const branch of branches) matched.push({ ...branch, matched: await this.#shared(branch, packed, digests.length) });
+    return matched;
+  }
+
+  /**
+   * How many of the transcript's messages begin the branch's history: its whole
+   * history when the prefix hashes at its count agree (one hash, no round trip),
+   * else found by comparing prefix hashes with the helper's, a few rounds of 64.
+   * A branch that moves meanwhile stops the search at what is proven so far.
+   */
+  async #shared(branch: Branch, packed: Buffer, messages: number): Promise<number> {
+    const known = branch.knownCount;
+    if (known <= messages && prefixHash(packed, known) === branch.prefix) return known;
+    const search = searchShared(0, Math.min(messages, known - (known <= messages ? 1 : 0)));
+    let proven = 0;
+    for (let step = search.next(); ; ) {
+      if (step.done) return step.value;
+      const at = step.value;
+      const reply = await this.prefixes(branch.anchor, branch.chatId, branch.version, at);
+      if (!reply.found) return proven;
+      const mine = prefixHashes(packed, at);
+      const same = at.map((_, i) => reply.prefixes[i] === mine[i]);
+      at.forEach((count, i) => {
+        if (same[i]) proven = Math.max(proven, count);
+      });
+      step = search.next(same);
+    }
+  }
+
+  /** The branch's prefix hashes at these counts (at most MAX_PROBES), if it is still at `version`. */
+  async prefixes(anchor: string, chatId: string, version: number, at: number[]): Promise<PrefixesResult> {
+    const reply = await this.request('prefixes', { anchor, chatId, version, at });
+    const ok = reply.found
+      ? Array.isArray(reply.prefixes) && reply.prefixes.length === at.length && reply.prefixes.every((p) => p === null || (typeof p === 'string' && /^[0-9a-f]{32}$/.test(p)))
+      : typeof reply.reason === 'string';
+    if (!ok) throw new HelperError('bad-reply', 'the helper answered the prefixes request with something that is not a list of prefix hashes');
+    return reply;
   }
 
   /** Lowers the helper's cache limits (it never raises them); resolves to those in force. */
@@ -137,9 +192,44 @@ export class HelperClient {
     return (await this.request('release', { outcome, state })).released;
   }
 
-  /** Records a turn (compare-and-set on `baseVersion`); ends this connection's lease on that branch. */
+  /** Records a turn as given (compare-and-set on its base); ends this connection's lease on that branch. */
   record(record: RecordRequest): Promise<RecordReply> {
     return this.request('record', { record });
+  }
+
+  /**
+   * Records a turn, sending only the digests the branch lacks. If the branch expired
+   * or was evicted while the turn ran, the record holds the whole known sequence and
+   * the chat just answered, so it stands as a new branch. Ends this connection's
+   * lease on that branch.
+   */
+  async recordTurn(turn: TurnRecord): Promise<RecordReply> {
+    const { digests, reply, base, ...fields } = turn;
+    if (base !== null) {
+      const prefix = prefixHash(pack(digests), base.count);
+      const delta = await this.#resending(() => this.#record(fields, { ...base, prefix }, digests.slice(base.count), reply));
+      if (delta.recorded || delta.reason !== 'gone') return delta;
+    }
+    let whole = await this.#resending(() => this.#record(fields, null, digests, reply));
+    // The digests sent ahead went to a connection that closed before the record: once more, all of it.
+    if (!whole.recorded && whole.reason === 'staged') whole = await this.#resending(() => this.#record(fields, null, digests, reply));
+    return whole;
+  }
+
+  /** One record: digests that do not fit its line go ahead in `append` lines on the same connection. */
+  async #record(
+    fields: Omit<RecordRequest, 'base' | 'staged' | 'added'>,
+    base: RecordRequest['base'],
+    digests: ReadonlyArray<string>,
+    reply: string | null,
+  ): Promise<RecordReply> {
+    const all = reply === null ? [...digests] : [...digests, reply];
+    const ahead = Math.max(0, all.length - MAX_DIGESTS_PER_LINE);
+    for (let at = 0; at < ahead; at += MAX_DIGESTS_PER_LINE) {
+      await this.#request('append', { digests: all.slice(at, Math.min(at + MAX_DIGESTS_PER_LINE, ahead)).join('') });
+    }
+    const record: RecordRequest = { ...fields, base, ...(ahead > 0 ? { staged: ahead } : {}), added: all.slice(ahead).join('') };
+    return this.#request('record', { record });
   }
 
   async evict(target: EvictTarget): Promise<number> {
@@ -176,22 +266,27 @@ export class HelperClient {
    * exited idle under a long turn), is sent once more on a new connection, to a
    * helper started again if need be.
    */
-  async request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
+  request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
+    return RESENT.has(op) ? this.#resending(() => this.#request(op, fields)) : this.#request(op, fields);
+  }
+
+  /** `send` once more on a new connection when the first one closed or found no helper, then once more to a revived helper. */
+  async #resending<T>(send: () => Promise<T>): Promise<T> {
     try {
-      return await this.#request(op, fields);
+      return await send();
     } catch (error) {
-      if (!RESENT.has(op) || this.#closed || !(error instanceof HelperError) || !['closed', 'not-running', 'shutting-down'].includes(error.code)) throw error;
+      if (this.#closed || !(error instanceof HelperError) || !['closed', 'not-running', 'shutting-down'].includes(error.code)) throw error;
       // Never the connection that just failed: the retry opens a new one.
       this.#socket?.destroy();
       this.#socket = undefined;
     }
     try {
-      return await this.#request(op, fields);
+      return await send();
     } catch (error) {
       const gone = error instanceof HelperError && (error.code === 'not-running' || error.code === 'shutting-down');
       if (!gone || this.#closed || !this.#revive || !(await this.#revive())) throw error;
     }
-    return this.#request(op, fields);
+    return send();
   }
 
   async #request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
@@ -306,8 +401,11 @@ function isBranch(value: unknown): value is Branch {
   return (
     typeof b.chatId === 'string' &&
     typeof b.toolsFingerprint === 'string' &&
-    typeof b.known === 'string' &&
-    /^(?:[0-9a-f]{32})*$/.test(b.known) &&
+    typeof b.anchor === 'string' &&
+    Number.isSafeInteger(b.knownCount) &&
+    (b.knownCount as number) >= 0 &&
+    typeof b.prefix === 'string' &&
+    /^[0-9a-f]{32}$/.test(b.prefix) &&
     typeof b.version === 'number' &&
     typeof b.ttlLeftMs === 'number' &&
     typeof b.updatedAt === 'number' &&

@@ -6,20 +6,30 @@
 // keep this shape in every protocol version: that is how a client meets and stops
 // a helper of another version.
 import * as z from 'zod/mini';
+import { PREFIX_HEX } from '../cache/known.js';
+import type { PrefixesResult } from '../cache/store.js';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Branch } from '../cache/types.js';
 import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
 
 /** Bump on any incompatible change; a client replaces a helper speaking another one. */
-export const PROTOCOL_VERSION = 2;
-/** Longest request line the helper reads (a record's digests: ~32k messages). Longer: error reply, connection closed. */
+export const PROTOCOL_VERSION = 3;
+/**
+ * Longest request line the helper reads. Longer: error reply, connection closed. A
+ * record's digests that do not fit one line (a new chat of over 30,000 messages) go
+ * ahead in `append` lines.
+ */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
+/** Hex digests per `append` line and in a record's `added`: half a line, leaving room for the other fields. */
+export const MAX_DIGESTS_PER_LINE = MAX_REQUEST_BYTES / 2 / MESSAGE_DIGEST_HEX;
+/** Most prefix hashes one `prefixes` request asks for. */
+export const MAX_PROBES = 64;
 /** Longest reply line a client reads (a lookup returns several branches). */
 export const MAX_REPLY_BYTES = 16 * 1024 * 1024;
 /** Longest workspace path or model name accepted (as for transcripts). */
 const MAX_FIELD_LENGTH = 4096;
 
-export const OPS = ['hello', 'lookup', 'peek', 'lease', 'release', 'record', 'evict', 'list', 'stats', 'limits', 'shutdown'] as const;
+export const OPS = ['hello', 'lookup', 'peek', 'prefixes', 'lease', 'release', 'append', 'record', 'evict', 'list', 'stats', 'limits', 'shutdown'] as const;
 export type Op = (typeof OPS)[number];
 
 export type ErrorCode =
@@ -51,6 +61,14 @@ function buildSchemas() {
   const chatId = z.string().check(z.regex(CHAT_ID_PATTERN, `must match ${CHAT_ID_PATTERN.source}`));
   const outcome = z.enum(['success', 'auth', 'quota', 'network', 'model', 'resume-failed', 'interrupted', 'error']);
   const state = z.enum(['ok', 'unknown']);
+  const digests = (min: number) =>
+    z.string().check(
+      z.minLength(min),
+      z.maxLength(MAX_DIGESTS_PER_LINE * MESSAGE_DIGEST_HEX),
+      z.regex(HEX, 'must be lowercase hex digests'),
+      z.refine((s) => s.length % MESSAGE_DIGEST_HEX === 0, `must be whole ${MESSAGE_DIGEST_HEX}-hex-character digests`),
+    );
+  const prefix = z.string().check(z.regex(new RegExp(`^[0-9a-f]{${PREFIX_HEX}}$`), `must be ${PREFIX_HEX} lowercase hex characters`));
   const plainText = (min: number) =>
     z.string().check(z.minLength(min), z.maxLength(MAX_FIELD_LENGTH), z.regex(NO_CONTROL, 'must not contain control characters'));
 
@@ -61,12 +79,11 @@ function buildSchemas() {
     workspace: plainText(1),
     /** "" is cursor-agent's default model. */
     model: plainText(0),
-    known: z.string().check(
-      z.maxLength(MAX_REQUEST_BYTES),
-      z.regex(HEX, 'must be lowercase hex digests'),
-      z.refine((s) => s.length % MESSAGE_DIGEST_HEX === 0, `must be whole ${MESSAGE_DIGEST_HEX}-hex-character digests`),
-    ),
-    baseVersion: z.nullable(z.int().check(z.minimum(1), z.maximum(Number.MAX_SAFE_INTEGER))),
+    /** The branch as the turn read it; null: a new chat, whose whole sequence is `staged` digests then `added`. */
+    base: z.nullable(z.strictObject({ version: positive, count, prefix })),
+    /** How many digests this connection sent ahead in `append` lines for this record (they come before `added`). */
+    staged: z.optional(count),
+    added: digests(0),
     savedBytes: count,
     outcome: z.optional(outcome),
     state: z.optional(state),
@@ -77,8 +94,17 @@ function buildSchemas() {
     hello: z.strictObject({ id, op: z.literal('hello'), protocol: z.int(), version: z.string().check(z.maxLength(64)) }),
     lookup: z.strictObject({ id, op: z.literal('lookup'), anchor }),
     peek: z.strictObject({ id, op: z.literal('peek'), anchor }),
+    prefixes: z.strictObject({
+      id,
+      op: z.literal('prefixes'),
+      anchor,
+      chatId,
+      version: positive,
+      at: z.array(count).check(z.minLength(1), z.maxLength(MAX_PROBES)),
+    }),
     lease: z.strictObject({ id, op: z.literal('lease'), anchor, chatId, version: count }),
     release: z.strictObject({ id, op: z.literal('release'), outcome: z.optional(outcome), state: z.optional(state) }),
+    append: z.strictObject({ id, op: z.literal('append'), digests: digests(MESSAGE_DIGEST_HEX) }),
     record: z.strictObject({ id, op: z.literal('record'), record: recordSchema }),
     evict: z
       .strictObject({
@@ -163,8 +189,8 @@ export interface HelloReply {
   limits: HelperLimits;
 }
 
-/** A branch as `list` shows it: the digests replaced by their count. */
-export type BranchSummary = Omit<Branch, 'known'> & { knownCount: number };
+/** A branch as `list` shows it. */
+export type BranchSummary = Omit<Branch, 'prefix'>;
 
 export interface StatsReply {
   pid: number;
@@ -189,15 +215,19 @@ export type LeaseReply =
 
 export type RecordReply =
   | { recorded: true; branch: Branch }
-  | { recorded: false; reason: 'conflict' | 'gone' | 'busy'; message: string };
+  /** 'staged': the digests sent ahead are not the `staged` the record counts on (a new connection lost them). */
+  | { recorded: false; reason: 'conflict' | 'gone' | 'busy' | 'too-long' | 'staged'; message: string };
 
 /** The payload of a successful reply, per op. */
 export interface ReplyPayloads {
   hello: HelloReply;
   lookup: { branches: Branch[] };
   peek: { branches: Branch[] };
+  prefixes: PrefixesResult;
   lease: LeaseReply;
   release: { released: number };
+  /** How many digests this connection holds for its next record. */
+  append: { staged: number };
   record: RecordReply;
   evict: { evicted: number };
   list: { branches: BranchSummary[] };
@@ -214,8 +244,8 @@ export interface ErrorReply {
 }
 
 export function summarize(branch: Branch): BranchSummary {
-  const { known, ...rest } = branch;
-  return { ...rest, knownCount: Math.floor(known.length / MESSAGE_DIGEST_HEX) };
+  const { prefix: _prefix, ...rest } = branch;
+  return rest;
 }
 
 export function encode(message: object): string {

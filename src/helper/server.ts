@@ -6,11 +6,15 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BranchStore, clampLimits } from '../cache/store.js';
-import type { Limits } from '../cache/store.js';
+import { BranchStore } from '../cache/store.js';
+import type { Limits } from '../cache/limits.js';
+import { MAX_KNOWN_MESSAGES } from '../cache/known.js';
+import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import { envValue } from '../env-value.js';
 import { VERSION } from '../version.js';
 import { ensureRuntimeDir } from './paths.js';
+import { removeStaleSocket, socketAnswers } from './stale-socket.js';
+import { acquireStartLock, releaseStartLock } from './start-lock.js';
 import type { RuntimePaths } from './paths.js';
 import {
   LineReader,
@@ -21,7 +25,7 @@ import {
   parseRequest,
   summarize,
 } from './protocol.js';
-import type { HelperLimits, Request, ReplyPayloads, StatsReply } from './protocol.js';
+import type { ErrorCode, HelperLimits, Request, ReplyPayloads, StatsReply } from './protocol.js';
 
 export const DEFAULT_IDLE_MS = 5 * 60 * 1000;
 export const MAX_IDLE_MS = 60 * 60 * 1000;
@@ -30,29 +34,22 @@ export const DEFAULT_CONNECTION_IDLE_MS = 30_000;
 /** A request line must be complete this long after its first byte arrived. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_CONNECTIONS = 256;
-/** How long a start waits for another start holding the lock (a start holds it for milliseconds). */
-const LOCK_WAIT_MS = 3_000;
-/** A lock older than this is stale whatever its pid says (the pid may have been reused). */
-const LOCK_STALE_MS = 10_000;
-/** How long a socket found at start-up gets to answer hello before it counts as dead. */
-const PROBE_TIMEOUT_MS = 1_000;
 /** A client that does not read its replies is cut off past this much unsent output. */
 const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
 
-export interface ServerSettings extends Limits {
+/** Limits given here (a helper in a test process) are clamped like any request for them. */
+export interface ServerSettings extends Partial<Limits> {
   idleMs: number;
 }
 
 /**
- * Limits from the environment (test-only/advanced): CURSOR_RESUME_TTL_MS and
- * CURSOR_RESUME_MAX_ENTRIES can only lower the seed limits (1 h, 64);
- * CURSOR_RESUME_IDLE_MS sets the idle exit (default 5 min, 100 ms to 1 h).
+ * The helper's own settings from its environment: CURSOR_RESUME_IDLE_MS sets the idle
+ * exit (default 5 min, 100 ms to 1 h). The cache limits are not among them: a helper
+ * starts with the seed's, and every client that may start one lowers them to its
+ * settings with a `limits` request, as typed values (see cache/limits.ts).
  */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): ServerSettings {
-  return {
-    ...clampLimits({ ttlMs: num(env.CURSOR_RESUME_TTL_MS), maxEntries: num(env.CURSOR_RESUME_MAX_ENTRIES) }),
-    idleMs: between(num(env.CURSOR_RESUME_IDLE_MS), DEFAULT_IDLE_MS),
-  };
+  return { idleMs: between(num(env.CURSOR_RESUME_IDLE_MS), DEFAULT_IDLE_MS) };
 }
 
 /** CURSOR_RESUME_CONNECTION_IDLE_MS (tests): how long a connection holding no lease may stay silent (default 30 s, 100 ms to 1 h). */
@@ -123,6 +120,9 @@ interface Connection {
   partialTimer?: NodeJS.Timeout;
   /** Leases taken on this connection and not yet ended. */
   leases: number;
+  /** Digests sent ahead in `append` lines for this connection's next record, packed. */
+  staged: Buffer[];
+  stagedCount: number;
   closing: boolean;
   /** performance.now() of its last bytes (or of its arrival). */
   lastActive: number;
@@ -275,6 +275,8 @@ export class HelperServer {
       socket,
       reader: new LineReader(MAX_REQUEST_BYTES),
       leases: 0,
+      staged: [],
+      stagedCount: 0,
       closing: false,
       lastActive: performance.now(),
     };
@@ -361,7 +363,8 @@ export class HelperServer {
     try {
       payload = this.#dispatch(conn, request);
     } catch (error) {
-      this.#fail(conn, errorReply(request.id, 'internal', `the helper failed on ${request.op}: ${(error as Error).message}`));
+      if (error instanceof RequestError) this.#fail(conn, errorReply(request.id, error.code, error.message));
+      else this.#fail(conn, errorReply(request.id, 'internal', `the helper failed on ${request.op}: ${(error as Error).message}`));
       return;
     }
     const reply = encode({ id: request.id, ok: true, ...payload });
@@ -392,8 +395,30 @@ export class HelperServer {
         conn.leases = 0;
         return { released };
       }
+      case 'prefixes':
+        return this.store.prefixes(request.anchor, request.chatId, request.version, request.at);
+      case 'append': {
+        const added = request.digests.length / MESSAGE_DIGEST_HEX;
+        if (conn.stagedCount + added > MAX_KNOWN_MESSAGES) {
+          throw new RequestError('too-large', `a record holds at most ${MAX_KNOWN_MESSAGES} digests; connection closed`);
+        }
+        conn.staged.push(Buffer.from(request.digests, 'hex'));
+        conn.stagedCount += added;
+        return { staged: conn.stagedCount };
+      }
       case 'record': {
-        const result = this.store.record(request.record, conn.id);
+        const { staged: expected = 0, added, ...record } = request.record;
+        const staged = conn.staged;
+        const stagedCount = conn.stagedCount;
+        // Whatever happens, what was sent ahead belonged to this record only.
+        conn.staged = [];
+        conn.stagedCount = 0;
+        if (stagedCount !== expected) {
+          this.store.release(conn.id);
+          conn.leases = this.#leaseCount(conn);
+          return { recorded: false, reason: 'staged', message: `the record counts on ${expected} digests sent ahead, and this connection sent ${stagedCount}; send them again` };
+        }
+        const result = this.store.record({ ...record, added: Buffer.concat([...staged, Buffer.from(added, 'hex')]) }, conn.id);
         conn.leases = this.#leaseCount(conn);
         return result;
       }
@@ -442,6 +467,16 @@ export class HelperServer {
   }
 }
 
+/** A request the helper refuses with a code of its own (the connection is closed after the reply). */
+class RequestError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Sends a last error reply on a connection we will not serve, then lets go of it: a peer
  * that never closes its side (half-open) must not keep one of our descriptors.
@@ -451,131 +486,4 @@ function refuse(socket: net.Socket, reply: string): void {
   socket.resume();
   socket.end(reply);
   setTimeout(() => socket.destroy(), 1000).unref();
-}
-
-// ---- start lock ---------------------------------------------------------------
-
-interface StartLock {
-  path: string;
-  token: string;
-}
-
-/**
- * An O_EXCL lock file holding "<pid> <nonce>". A lock whose pid is dead, or that
- * is older than any start could take, is stale and taken over; the takeover
- * renames the file first and checks it moved the stale one, so two processes
- * breaking the same stale lock cannot both end up holding it.
- */
-async function acquireStartLock(lockPath: string): Promise<StartLock> {
-  const token = `${process.pid} ${randomUUID()}\n`;
-  const deadline = performance.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      fs.writeFileSync(lockPath, token, { flag: 'wx', mode: 0o600 });
-      return { path: lockPath, token };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new Error(`cannot create the helper start lock ${lockPath}: ${(error as Error).message}`);
-      }
-    }
-    const seen = readLock(lockPath);
-    if (seen && isStale(seen)) {
-      breakStaleLock(lockPath, seen.content);
-      continue;
-    }
-    if (performance.now() > deadline) {
-      throw new Error(`timed out waiting for the helper start lock ${lockPath}${seen ? ` (held by pid ${seen.pid})` : ''}; if no helper is starting, remove that file`);
-    }
-    await sleep(5 + Math.random() * 20);
-  }
-}
-
-function readLock(lockPath: string): { content: string; pid: number; ageMs: number } | undefined {
-  try {
-    const content = fs.readFileSync(lockPath, 'utf8');
-    const ageMs = Date.now() - fs.statSync(lockPath).mtimeMs;
-    return { content, pid: Number.parseInt(content, 10), ageMs };
-  } catch {
-    return undefined; // gone already: just try again
-  }
-}
-
-function isStale(lock: { pid: number; ageMs: number }): boolean {
-  if (lock.ageMs > LOCK_STALE_MS) return true;
-  // An empty lock is being written right now, unless it has been empty for a while.
-  if (!Number.isInteger(lock.pid) || lock.pid <= 0) return lock.ageMs > 1000;
-  try {
-    process.kill(lock.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
-function breakStaleLock(lockPath: string, staleContent: string): void {
-  const aside = `${lockPath}.${process.pid}.${randomUUID().slice(0, 8)}.stale`;
-  try {
-    fs.renameSync(lockPath, aside);
-  } catch {
-    return; // someone else broke it first
-  }
-  try {
-    if (fs.readFileSync(aside, 'utf8') !== staleContent) {
-      // We moved a fresh lock taken meanwhile: put it back unless yet another one exists.
-      try {
-        fs.linkSync(aside, lockPath);
-      } catch {
-        // Two holders now at worst; bind() still lets only one of them listen.
-      }
-    }
-  } finally {
-    fs.rmSync(aside, { force: true });
-  }
-}
-
-function releaseStartLock(lock: StartLock): void {
-  try {
-    if (fs.readFileSync(lock.path, 'utf8') === lock.token) fs.unlinkSync(lock.path);
-  } catch {
-    // Already gone (taken over as stale): nothing of ours to remove.
-  }
-}
-
-// ---- stale socket ------------------------------------------------------------
-
-/** True if something at `socketPath` answers a hello (with any version) within PROBE_TIMEOUT_MS. */
-function socketAnswers(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.createConnection(socketPath);
-    let settled = false;
-    const done = (answer: boolean): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(answer);
-    };
-    // Connected but silent that long: a wedged helper; replace it (it exits when it sees its socket gone).
-    const timer = setTimeout(() => done(false), PROBE_TIMEOUT_MS);
-    socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write(encode({ id: 0, op: 'hello', protocol: PROTOCOL_VERSION, version: VERSION })));
-    socket.on('data', (chunk: Buffer) => {
-      if (chunk.includes(0x0a)) done(true);
-    });
-    socket.on('close', () => done(false));
-  });
-}
-
-/** Removes what a dead helper left at the socket path. Only called under the start lock, after the path did not answer. */
-function removeStaleSocket(socketPath: string): void {
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(socketPath);
-  } catch {
-    return;
-  }
-  if (stat.isDirectory()) {
-    throw new Error(`${socketPath} is a directory, not the helper's socket; remove it`);
-  }
-  fs.rmSync(socketPath, { force: true });
 }

@@ -1,7 +1,7 @@
 // The heart: may this turn continue an existing Cursor chat? Pure: everything it
 // needs comes in as arguments (the cache's branches, which chats are gone), so a
 // real run, --dry-run, inspect and simulate cannot disagree.
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 import type { Conversation } from '../transcript/types.js';
 import { anchorOf, firstRealUserIndex } from './anchor.js';
 import { isSafeChatId } from './chat-id.js';
@@ -89,8 +89,8 @@ export interface DecideInput {
   settings: DecideSettings;
   /** The caller passed --resume or --continue itself. */
   callerResume: boolean;
-  /** The anchor's branches from the cache; null when the cache could not be reached. */
-  branches: ReadonlyArray<Branch> | null;
+  /** The anchor's branches from the cache, matched against this transcript; null when the cache could not be reached. */
+  branches: ReadonlyArray<MatchedBranch> | null;
   /** Chat IDs whose store is known to be gone (checked before resuming: the silent-fresh trap). */
   missingChats: ReadonlySet<string>;
 }
@@ -108,6 +108,7 @@ export interface FreshDecision extends DecisionBase {
   anchor: string | null;
   chatId: null;
   baseVersion: null;
+  baseCount: null;
   /** Whether the outcome of this turn belongs in the cache. */
   record: boolean;
 }
@@ -118,6 +119,8 @@ export interface ResumeDecision extends DecisionBase {
   anchor: string;
   chatId: string;
   baseVersion: number;
+  /** How many messages the resumed branch knows: the record sends only what follows them. */
+  baseCount: number;
   record: true;
 }
 
@@ -141,9 +144,9 @@ function describeProof(proof: PrefixProof, analysis: Analysis): string {
   }
 }
 
-function checkBranch(branch: Branch, input: DecideInput): BranchCheck {
+function checkBranch(branch: MatchedBranch, input: DecideInput): BranchCheck {
   const { analysis } = input;
-  const proof = provePrefix(branch.known, analysis.digests);
+  const proof = provePrefix(branch.knownCount, branch.matched, analysis.digests.length);
   const base = { chatId: branch.chatId, version: branch.version, proof };
   const fail = (verdict: Reason, detail: string): BranchCheck => ({ ...base, verdict, detail });
   if (branch.ttlLeftMs <= 0) return fail('expired', REASONS.expired);
@@ -161,7 +164,7 @@ function checkBranch(branch: Branch, input: DecideInput): BranchCheck {
 }
 
 /** The branch a person would call closest: most messages matched, then the most recently used. */
-function closest(checks: BranchCheck[], branches: ReadonlyArray<Branch>): BranchCheck | undefined {
+function closest(checks: BranchCheck[], branches: ReadonlyArray<MatchedBranch>): BranchCheck | undefined {
   const updated = new Map(branches.map((b) => [b.chatId, b.updatedAt]));
   return [...checks].sort(
     (a, b) => b.proof.matched - a.proof.matched || (updated.get(b.chatId) ?? 0) - (updated.get(a.chatId) ?? 0),
@@ -177,6 +180,7 @@ export function decide(input: DecideInput): Decision {
     anchor: analysis.anchor,
     chatId: null,
     baseVersion: null,
+    baseCount: null,
     prompt: analysis.fullPrompt,
     record,
     checks,
@@ -206,6 +210,7 @@ export function decide(input: DecideInput): Decision {
       anchor,
       chatId: usable.chatId,
       baseVersion: usable.version,
+      baseCount: usable.proof.known,
       prompt: usable.delta!,
       record: true,
       checks,
@@ -219,6 +224,7 @@ export function decide(input: DecideInput): Decision {
       anchor,
       chatId: usable.chatId,
       baseVersion: usable.version,
+      baseCount: usable.proof.known,
       prompt: analysis.fullPrompt,
       record: true,
       checks,

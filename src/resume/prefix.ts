@@ -1,5 +1,7 @@
-import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
-
+// The prefix proof: does this transcript begin with exactly the sequence a chat
+// knows? The cache tells a branch's count and prefix hash; `matched` (how many of
+// the transcript's messages the branch's history repeats from the start) comes
+// from comparing prefix hashes, and, when they differ, from the search below.
 export interface PrefixProof {
   /** How many messages the chat knows. */
   known: number;
@@ -9,21 +11,51 @@ export interface PrefixProof {
   verdict: 'holds' | 'diverged' | 'shorter' | 'nothing-new';
 }
 
-export const knownCount = (known: string): number => Math.floor(known.length / MESSAGE_DIGEST_HEX);
-
-/** Does the transcript (its message digests) begin with exactly the sequence the chat knows? */
-export function provePrefix(known: string, digests: ReadonlyArray<string>): PrefixProof {
-  const count = knownCount(known);
-  let matched = 0;
-  while (
-    matched < count &&
-    matched < digests.length &&
-    known.startsWith(digests[matched]!, matched * MESSAGE_DIGEST_HEX)
-  ) {
-    matched++;
-  }
+/** The verdict for a chat knowing `known` messages, `matched` of which begin a transcript of `messages`. */
+export function provePrefix(known: number, matched: number, messages: number): PrefixProof {
   let verdict: PrefixProof['verdict'];
-  if (matched < count) verdict = matched === digests.length ? 'shorter' : 'diverged';
-  else verdict = digests.length > count ? 'holds' : 'nothing-new';
-  return { known: count, matched, verdict };
+  if (matched < known) verdict = matched === messages ? 'shorter' : 'diverged';
+  else verdict = messages > known ? 'holds' : 'nothing-new';
+  return { known, matched, verdict };
+}
+
+/** How many digests two sequences share from the start. */
+export function sharedPrefix(a: ReadonlyArray<string>, b: ReadonlyArray<string>): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+/** Prefix hashes asked for in one round trip: 64 of them find the first difference in 10,000 messages in 3 rounds, in 1,000,000 in 4. */
+export const PROBES_PER_ROUND = 64;
+
+/**
+ * Finds how many messages two sequences share from the start by comparing prefix
+ * hashes at chosen counts: it yields the counts to compare and takes back, for each,
+ * whether both sides' hashes there are equal. Equal prefixes at a count are equal at
+ * every smaller one, so each round narrows the answer to one gap between probes.
+ * `lo` is a count known to be shared (0 always is), `hi` the most there can be.
+ */
+export function* searchShared(lo: number, hi: number, width = PROBES_PER_ROUND): Generator<number[], number, boolean[]> {
+  while (lo < hi) {
+    const probes = probesBetween(lo, hi, width);
+    const same = yield probes;
+    let top = lo;
+    let bottom = hi + 1;
+    probes.forEach((count, i) => {
+      if (same[i]) top = Math.max(top, count);
+      else bottom = Math.min(bottom, count);
+    });
+    if (bottom <= top) throw new Error('prefix hashes disagree with themselves: equal at a count after a differing one');
+    lo = top;
+    hi = bottom - 1;
+  }
+  return lo;
+}
+
+/** Up to `width` counts spread over (lo, hi], always including hi. */
+function probesBetween(lo: number, hi: number, width: number): number[] {
+  const span = hi - lo;
+  if (span <= width) return Array.from({ length: span }, (_, i) => lo + i + 1);
+  return Array.from({ length: width }, (_, i) => lo + Math.ceil((span * (i + 1)) / width));
 }

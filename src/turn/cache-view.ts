@@ -2,7 +2,7 @@
 // `inspect --transcript`: a run may start the helper and its lookup counts as a
 // use; the other two start nothing and peek (no LRU touch, no expiry), yet plan as
 // the run after them will. `branches` is null when the cache could not be used.
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 import type { HelperClient } from '../helper/client.js';
 import { connectHelper, underSettings } from '../helper/launcher.js';
 import type { Analysis } from '../resume/decide.js';
@@ -15,16 +15,19 @@ export interface CacheView {
   state: CacheState;
   /** One line for people: what was found, or why the cache was not used. */
   note: string;
-  branches: Branch[] | null;
+  branches: MatchedBranch[] | null;
   /** A run's open connection, for the lease and the record; the caller closes it. */
   client: HelperClient | null;
+  /** A helper a run started and did not wait for (its cache is empty anyway): how to reach it once the turn needs it. */
+  reconnect: (() => Promise<HelperClient | null>) | null;
 }
 
-const view = (state: CacheState, note: string, branches: Branch[] | null, client: HelperClient | null = null): CacheView => ({
+const view = (state: CacheState, note: string, branches: MatchedBranch[] | null, client: HelperClient | null = null): CacheView => ({
   state,
   note,
   branches,
   client,
+  reconnect: null,
 });
 
 /**
@@ -41,8 +44,17 @@ export async function viewCache(
   if (!use.asked) return view('not-asked', `not consulted: ${use.why}`, []);
   if (options.runtimeDirIgnored) return view('unreachable', 'the runtimeDir setting is not usable (see the warning above)', null);
   const env = helperEnv(context.settings, context.env);
-  const connected = await connectHelper({ start: options.mode === 'run', env });
+  const run = options.mode === 'run';
+  // A run that has to start the helper does not wait for it: a new helper's cache is empty.
+  const connected = await connectHelper({ start: run, background: run, env });
   if (!connected.ok) {
+    if (connected.code === 'starting') {
+      const reconnect = async (): Promise<HelperClient | null> => {
+        const again = await connectHelper({ start: true, env });
+        return again.ok ? again.client : null;
+      };
+      return { ...view('not-running', `${connected.reason}: planned on an empty cache`, []), reconnect };
+    }
     if (connected.code === 'not-running') return view('not-running', 'no helper running: empty cache (a run would start one)', []);
     if (connected.code === 'version-mismatch') {
       return view('other-version', `${connected.reason}: a run replaces it and starts with an empty cache`, []);
@@ -52,9 +64,9 @@ export async function viewCache(
   const { client, server } = connected;
   try {
     const branches =
-      options.mode === 'run' ? await client.lookup(use.anchor) : underSettings(await client.peek(use.anchor), server, env);
+      run ? await client.lookup(use.anchor, analysis.digests) : underSettings(await client.peek(use.anchor, analysis.digests), server, env);
     const note = `helper pid ${server.pid}: ${branches.length} ${branches.length === 1 ? 'branch' : 'branches'} for this anchor`;
-    if (options.mode === 'run') return view('running', note, branches, client);
+    if (run) return view('running', note, branches, client);
     client.close();
     return view('running', note, branches);
   } catch (error) {

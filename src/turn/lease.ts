@@ -1,5 +1,5 @@
 // Taking the lease on the chat a plan resumes: one run drives a chat at a time.
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 import type { HelperClient } from '../helper/client.js';
 import type { Analysis } from '../resume/decide.js';
 import { goneChats } from './input.js';
@@ -30,9 +30,9 @@ export interface LeaseCache {
  * have moved on ('stale': another run recorded a turn of it), expired or been evicted
  * ('gone'). Past the wait, a chat that cannot be leased counts as busy.
  */
-export async function leaseOrReplan(first: Plan, branches: ReadonlyArray<Branch>, analysis: Analysis, context: TurnContext, cache: LeaseCache): Promise<Plan> {
+export async function leaseOrReplan(first: Plan, branches: ReadonlyArray<MatchedBranch>, analysis: Analysis, context: TurnContext, cache: LeaseCache): Promise<Plan> {
   const deadline = performance.now() + BUSY_WAIT_MS;
-  const plan = (known: ReadonlyArray<Branch>): Plan =>
+  const plan = (known: ReadonlyArray<MatchedBranch>): Plan =>
     planTurn(analysis, context, { branches: known, missingChats: goneChats(context, cache.given, known) });
   let known = branches;
   let current = first;
@@ -60,7 +60,7 @@ export async function leaseOrReplan(first: Plan, branches: ReadonlyArray<Branch>
     }
     if (current.anchor === null) return current;
     try {
-      known = await cache.client.lookup(current.anchor);
+      known = await cache.client.lookup(current.anchor, analysis.digests);
     } catch (error) {
       cache.say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
       return planTurn(analysis, context, { branches: null });

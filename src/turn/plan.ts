@@ -1,7 +1,7 @@
 // One turn's plan: the decision plus the exact argv and prompt cursor-agent gets.
 // A real run, --dry-run, inspect and simulate all come through here.
 import { buildAgentArgv, type CallerArgs, type OutputFormat } from '../agent/argv.js';
-import type { Branch } from '../cache/types.js';
+import type { MatchedBranch } from '../cache/types.js';
 import type { Settings } from '../config.js';
 import { concreteModel } from '../transcript/model.js';
 import { analyze, decide, type Analysis, type Decision, type ResumeDecision } from '../resume/decide.js';
@@ -62,7 +62,7 @@ export function cacheUse(analysis: Analysis, context: TurnContext): { asked: tru
 export function planTurn(
   analysis: Analysis,
   context: TurnContext,
-  cache: { branches: ReadonlyArray<Branch> | null; missingChats?: ReadonlySet<string> },
+  cache: { branches: ReadonlyArray<MatchedBranch> | null; missingChats?: ReadonlySet<string> },
 ): Plan {
   const decision = decide({
     analysis,
@@ -112,6 +112,7 @@ export function retryFresh(plan: ResumePlan, analysis: Analysis, context: TurnCo
       anchor: plan.anchor,
       chatId: null,
       baseVersion: null,
+      baseCount: null,
       prompt: analysis.fullPrompt,
       record: true,
       checks: plan.checks,

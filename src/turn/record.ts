@@ -1,6 +1,6 @@
 // What a turn that cursor answered tells the cache: one builder for a run and for
 // `simulate`, so the two record exactly the same sequence for the same turn.
-import type { RecordRequest } from '../helper/protocol.js';
+import type { TurnRecord } from '../helper/client.js';
 import type { Analysis } from '../resume/decide.js';
 import { replyDigest, type ReplyToolCall } from '../resume/digests.js';
 import type { Plan } from './plan.js';
@@ -13,7 +13,7 @@ export interface Reply {
 
 /**
  * The record of a turn: every message sent so far, then cursor's reply, for the
- * anchor's branch the plan resumed (compare-and-set on its version) or a new one.
+ * anchor's branch the plan resumed (compare-and-set on its version, count and prefix) or a new one.
  */
 export function recordFor(
   plan: Plan & { anchor: string },
@@ -21,15 +21,16 @@ export function recordFor(
   chatId: string,
   reply: Reply,
   storeSeen?: boolean,
-): RecordRequest {
+): TurnRecord {
   return {
     anchor: plan.anchor,
     chatId,
     toolsFingerprint: analysis.toolsFingerprint,
     workspace: analysis.workspace,
     model: analysis.model,
-    known: analysis.digests.join('') + replyDigest(analysis, reply.text, reply.calls),
-    baseVersion: plan.decision === 'fresh' ? null : plan.baseVersion,
+    digests: analysis.digests,
+    reply: replyDigest(analysis, reply.text, reply.calls),
+    base: plan.decision === 'fresh' ? null : { version: plan.baseVersion, count: plan.baseCount },
     savedBytes: plan.fullPromptBytes - plan.promptBytes,
     outcome: 'success',
     ...(storeSeen === undefined ? {} : { storeSeen }),
@@ -41,11 +42,11 @@ export function recordFor(
  * the turn is recorded its history is unknown, and another request of the conversation
  * waits for it rather than start a chat of its own (src/turn/lease.ts).
  */
-export function placeFor(plan: Plan & { anchor: string }, analysis: Analysis, chatId: string): RecordRequest {
+export function placeFor(plan: Plan & { anchor: string }, analysis: Analysis, chatId: string): TurnRecord {
   return {
     ...recordFor(plan, analysis, chatId, { text: '', calls: [] }),
-    known: analysis.digests.join(''),
-    baseVersion: null,
+    reply: null,
+    base: null,
     savedBytes: 0,
     outcome: 'interrupted',
     state: 'unknown',

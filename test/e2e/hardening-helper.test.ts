@@ -104,7 +104,7 @@ describe('the helper dies or stalls in the middle of a turn', () => {
     const c = await started();
     const client = await HelperClient.connect(socketOf(c.env));
     const [branch] = (await client.list()) as unknown as Array<{ anchor: string }>;
-    const branches = await client.lookup(branch!.anchor);
+    const branches = await client.lookup(branch!.anchor, []);
     client.close();
     await runCli(['helper', 'stop'], { env: c.env });
 
@@ -338,7 +338,7 @@ describe('other versions', () => {
     }
 
     // Our version, but its lookup is nonsense: refused as a bad reply, never a crash.
-    for (const branches of ['x', [{ chatId: 5 }], [null], [{ chatId: 'c', known: 'not hex' }]]) {
+    for (const branches of ['x', [{ chatId: 5 }], [null], [{ chatId: 'c', prefix: 'not hex' }]]) {
       const odd = await fakeHelper(socket, (r) => (r.op === 'hello' ? hello() : r.op === 'lookup' ? { branches } : undefined));
       try {
         c.messages.push({ role: 'user', content: 'again' });

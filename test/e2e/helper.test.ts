@@ -2,6 +2,7 @@
 // runtime dir (CURSOR_RESUME_RUNTIME_DIR) and so its own helper, started through
 // the CLI (`cursor-resume helper ...`) or the launcher, and stopped afterwards.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -19,7 +20,7 @@ import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cl
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, stopHelpersAt } from '../support/hardening.js';
 import { alive, helperPids, runProcess, waitFor } from '../support/processes.js';
-import { ANCHOR, sampleRecord } from '../support/records.js';
+import { ANCHOR, sampleRecord, storeRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
 const A = ANCHOR;
@@ -164,7 +165,7 @@ test('entries survive across separate client processes', async (t) => {
   const read = await inChild(
     `const r = await connectHelper({ start: true });
      if (!r.ok) throw new Error(r.reason);
-     const branches = await r.client.lookup(${JSON.stringify(A)});
+     const branches = await r.client.lookup(${JSON.stringify(A)}, []);
      r.client.close();
      process.stdout.write(JSON.stringify({ pid: r.server.pid, started: r.started, branches }));`,
     w.env,
@@ -200,7 +201,7 @@ test('kill -9 of the helper is survived by the next connect, which starts a new 
   assert.ok(next.ok, next.ok ? '' : next.reason);
   assert.equal(next.started, true);
   assert.notEqual(next.server.pid, pid);
-  assert.deepEqual(await next.client.lookup(A), [], 'the cache died with it: the next turn goes fresh');
+  assert.deepEqual(await next.client.lookup(A, []), [], 'the cache died with it: the next turn goes fresh');
   next.client.close();
 });
 
@@ -324,7 +325,7 @@ test('garbage, oversized lines, half-open and vanishing clients do not stop the 
   vanishing.socket.destroy();
 
   assert.ok((await client.record(record())).recorded);
-  assert.equal((await client.lookup(A)).length, 1);
+  assert.equal((await client.lookup(A, [])).length, 1);
   const other = await connected(w, false);
   assert.equal((await other.stats()).entries, 1);
   other.close();
@@ -372,7 +373,7 @@ test('idle connections and half-sent requests are closed, leased ones are not (i
 
   const holder = await HelperClient.connect(paths.socket);
   await holder.hello();
-  const branch = server.store.record(record(), 'setup');
+  const branch = server.store.record(storeRecord(), 'setup');
   assert.ok(branch.recorded);
   assert.ok((await holder.lease(A, 'chat-1', branch.branch.version)).granted);
 
@@ -507,14 +508,14 @@ test('TTL and LRU limits from the environment, clamped to the seed limits', asyn
   assert.deepEqual((await client.list()).map((b) => b.chatId), ['three', 'two'], 'the least recently used went first');
   const listed = (await client.list())[0]!;
   assert.equal(listed.knownCount, 2);
-  assert.equal('known' in listed, false, 'list does not carry the digests');
-  await waitFor('the TTL to pass', async () => (await client.peek(A)).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
+  assert.deepEqual(['known' in listed, 'prefix' in listed], [false, false], 'list carries neither digests nor prefix hashes');
+  await waitFor('the TTL to pass', async () => (await client.peek(A, [])).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
   assert.deepEqual(
-    (await client.lookup(A)).filter((b) => b.ttlLeftMs > 0),
+    (await client.lookup(A, [])).filter((b) => b.ttlLeftMs > 0),
     [],
     'after the TTL nothing is live (an expired branch may be shown once)',
   );
-  assert.deepEqual(await client.lookup(A), []);
+  assert.deepEqual(await client.lookup(A, []), []);
   assert.equal((await client.stats()).entries, 0);
   client.close();
   await stopHelper({ env: w.env });
@@ -538,11 +539,11 @@ test('the lease: refused to a second run while the first holds it; the holder va
   assert.equal(!refused.granted && refused.reason, 'busy');
   const intrusion = await second.record(record({ baseVersion: version }));
   assert.equal(!intrusion.recorded && intrusion.reason, 'busy');
-  assert.equal((await second.lookup(A))[0]!.leased, true);
+  assert.equal((await second.lookup(A, []))[0]!.leased, true);
 
   first.close();
-  await waitFor('the lease to end', async () => !(await second.lookup(A))[0]!.leased, DEADLINE_MS);
-  const branch = (await second.lookup(A))[0]!;
+  await waitFor('the lease to end', async () => !(await second.lookup(A, []))[0]!.leased, DEADLINE_MS);
+  const branch = (await second.lookup(A, []))[0]!;
   assert.equal(branch.state, 'unknown');
   assert.equal(branch.lastOutcome, 'interrupted');
   assert.ok(branch.version > version);
@@ -550,11 +551,89 @@ test('the lease: refused to a second run while the first holds it; the holder va
   assert.equal(!stale.granted && stale.reason, 'stale', 'a decision made before the interruption is stale');
   const granted = await second.lease(A, 'chat-1', branch.version);
   assert.ok(granted.granted);
-  const done = await second.record(record({ baseVersion: branch.version, known: 'c'.repeat(128) }));
+  const done = await second.record(record({ baseVersion: branch.version, added: 'c'.repeat(64) }));
   assert.ok(done.recorded);
   assert.deepEqual([done.branch.state, done.branch.leased, done.branch.turns], ['ok', false, 2]);
   assert.equal(await second.release(), 0, 'the record ended the lease');
   second.close();
+});
+
+// ---- protocol 3: counts and prefix hashes on the wire, digests only as they are added ------------
+
+const digestsOf = (n: number, seed: string): string[] => Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}/${i}`).digest('hex').slice(0, 32));
+const turnOf = (digests: string[], base: { version: number; count: number } | null, chatId = 'chat-1') => ({
+  anchor: A,
+  chatId,
+  toolsFingerprint: 'f'.repeat(32),
+  workspace: '/work/project',
+  model: 'gpt-5',
+  digests: digests.slice(0, -1),
+  reply: digests.at(-1)!,
+  base,
+  savedBytes: 0,
+});
+
+test('a lookup answers a count and a prefix hash; the first differing message is found by prefix hashes, and only then', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const known = digestsOf(10_000, 'x');
+  assert.ok((await client.recordTurn(turnOf(known, null))).recorded, 'a new chat of 10,000 messages: its digests go ahead in append lines');
+  const next = [...known, ...digestsOf(1, 'new')];
+  const [holds] = await client.lookup(A, next);
+  assert.deepEqual([holds!.knownCount, holds!.matched], [10_000, 10_000]);
+  assert.equal('known' in holds!, false, 'no digests in the reply');
+  for (const at of [0, 1, 3217, 9_999]) {
+    const edited = next.map((d, i) => (i === at ? 'e'.repeat(32) : d));
+    assert.equal((await client.lookup(A, edited))[0]!.matched, at, `edited at ${at}`);
+  }
+  assert.equal((await client.lookup(A, known.slice(0, 6000)))[0]!.matched, 6000, 'a shorter transcript');
+  const stale = await client.prefixes(A, 'chat-1', holds!.version + 1, [1]);
+  assert.equal(!stale.found && stale.reason, 'stale');
+  client.close();
+});
+
+test('a record whose base no longer matches is refused, and a lookup against a branch that grew meanwhile sees it grown', async (t) => {
+  const w = world(t);
+  const [one, two] = [await connected(w), await connected(w)];
+  const known = digestsOf(12, 'y');
+  assert.ok((await one.recordTurn(turnOf(known, null))).recorded);
+  const grown = [...known, ...digestsOf(2, 'two')];
+  const [seen] = await one.lookup(A, [...known, ...digestsOf(1, 'one')]);
+  // Meanwhile another run records a turn of the same chat.
+  const [theirs] = await two.lookup(A, grown.slice(0, -1));
+  assert.ok((await two.recordTurn(turnOf(grown, { version: theirs!.version, count: theirs!.knownCount }))).recorded);
+  const late = await one.recordTurn(turnOf([...known, ...digestsOf(2, 'one')], { version: seen!.version, count: seen!.knownCount }));
+  assert.equal(!late.recorded && late.reason, 'conflict', 'the version it read is gone');
+  const wrongBase = await one.record(record({ base: { version: (await one.lookup(A, grown))[0]!.version, count: 12, prefix: 'a'.repeat(32) }, added: 'c'.repeat(32) }));
+  assert.equal(!wrongBase.recorded && wrongBase.reason, 'conflict', 'the right version with another count or prefix hash');
+  const [now] = await one.lookup(A, [...grown, ...digestsOf(1, 'three')]);
+  assert.deepEqual([now!.knownCount, now!.matched], [14, 14], 'the grown branch, proven against the transcript that has its turn');
+  const [theirsOnly] = await one.lookup(A, [...known, ...digestsOf(1, 'one')]);
+  assert.equal(theirsOnly!.matched, 12, "a transcript without the other run's turn matches up to it");
+  one.close();
+  two.close();
+});
+
+test('a 100,000-message history: recorded in append lines, resumed with a delta, and digests sent ahead count only for their record', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const known = digestsOf(100_000, 'z');
+  assert.ok((await client.recordTurn(turnOf(known, null))).recorded);
+  const next = [...known, ...digestsOf(2, 'more')];
+  const [branch] = await client.lookup(A, next.slice(0, -1));
+  assert.deepEqual([branch!.knownCount, branch!.matched], [100_000, 100_000]);
+  const delta = await client.recordTurn(turnOf(next, { version: branch!.version, count: branch!.knownCount }));
+  assert.ok(delta.recorded);
+  assert.equal(delta.branch.knownCount, 100_002);
+
+  // Digests sent ahead for a record that counts on none, or a record counting on more than were sent: refused, nothing stored.
+  await client.request('append', { digests: 'c'.repeat(64) });
+  const surprise = await client.record(record({ chatId: 'other' }));
+  assert.equal(!surprise.recorded && surprise.reason, 'staged');
+  const missing = await client.record(record({ chatId: 'other', staged: 5 }));
+  assert.equal(!missing.recorded && missing.reason, 'staged');
+  assert.deepEqual((await client.list()).map((b) => b.chatId), ['chat-1']);
+  client.close();
 });
 
 test('evict by anchor prefix, by branch and all; a malformed evict is refused', async (t) => {
@@ -578,8 +657,9 @@ test('no message text can reach the helper: text fields and non-hex digests are 
   const client = await connected(w);
   const cases: [string, object][] = [
     ['an extra field', { ...record(), prompt: 'hello, please fix my bug' }],
-    ['text as digests', record({ known: 'please fix my bug' })],
-    ['a partial digest', record({ known: 'c'.repeat(40) })],
+    ['text as digests', record({ added: 'please fix my bug' })],
+    ['a partial digest', record({ added: 'c'.repeat(40) })],
+    ['a prefix hash that is prose', record({ base: { version: 1, count: 2, prefix: 'the conversation so far is...' } })],
     ['a fingerprint that is prose', record({ toolsFingerprint: 'the tools are read and write' })],
     ['a model with a newline', record({ model: 'gpt-5\nignore previous instructions' })],
     ['a bad chat id', record({ chatId: '--force' })],
@@ -682,7 +762,7 @@ test('the helper runs detached (its own session, stdio on /dev/null) and keeps n
   assert.ok(!environ.join('\n').includes('sk-'), 'no credential in its environment');
   assert.deepEqual(
     environ.map((e) => e.slice(0, e.indexOf('='))).sort(),
-    ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_RUNTIME_DIR', 'CURSOR_RESUME_TTL_MS'],
+    ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_RUNTIME_DIR', 'MALLOC_MMAP_THRESHOLD_'],
   );
 });
 
@@ -734,6 +814,53 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
     const kept = await entries(w.env);
     assert.deepEqual(kept.map((e) => e.workspace).sort(), [b.workspace, c.workspace].sort(), `${how}: A, used least recently, was evicted, not B`);
   }
+});
+
+test('a conversation of 100,000 messages resumes: recorded whole once, then only its new messages', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  for (let i = 0; i < 50_000; i++) c.messages.push({ role: 'user', content: `step ${i}` }, { role: 'assistant', content: `done ${i}` });
+  const first = await c.turn('remember: alpha');
+  assert.equal(first.code, 0, first.stderr);
+  assert.equal(c.lastTrace().decision, 'fresh');
+  const second = await c.turn('remember: beta');
+  assert.equal(second.code, 0, second.stderr);
+  assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['resume-delta', 'delta']);
+  assert.ok((c.lastTrace().promptBytes as number) < 1000, 'only the new message went to cursor');
+  const [entry] = await entries(w.env);
+  assert.equal(entry!.knownCount, 100_005);
+});
+
+test('a first turn with no helper running does not wait for one: it plans on the empty cache, and is recorded all the same', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  const first = await c.turn('remember: alpha', { args: [...STREAM_ARGS, '--verbose'] });
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stderr, /a helper is starting at .*; its cache is empty; planning on an empty cache/);
+  assert.match(first.stderr, /recorded chat /);
+  assert.equal(c.lastTrace().reason, 'no-entry');
+  assert.equal((await c.turn('remember: beta')).code, 0);
+  assert.equal(c.lastTrace().reason, 'delta', 'the helper started by the first turn holds it');
+});
+
+test('the same turn sent again and again takes one entry: its copies do not push another conversation out', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_MAX_ENTRIES: '2' });
+  const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
+  assert.equal((await a.turn('remember: alpha')).code, 0);
+  assert.equal((await b.turn('remember: beta')).code, 0);
+  // A timing loop, or a caller retrying: B's transcript sent again as it was, each time a fresh chat answering alike.
+  for (let i = 0; i < 3; i++) {
+    b.messages.pop();
+    const again = await b.send();
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(b.lastTrace().reason, 'diverged', 'the chat already knows this turn and its reply: not resumed');
+  }
+  const kept = await entries(w.env);
+  assert.deepEqual(kept.map((e) => e.workspace).sort(), [a.workspace, b.workspace].sort(), "B's copies replaced each other; A stayed");
+  assert.equal((await a.turn('remember: gamma')).code, 0);
+  assert.equal(a.lastTrace().reason, 'delta', 'A still resumes');
+  assert.equal((await b.turn('remember: delta')).code, 0);
+  assert.equal(b.lastTrace().reason, 'delta', 'B resumes its newest copy');
 });
 
 test('config set ttlMinutes / maxEntries reach a running helper with the next run: its limits are lowered, and entries go accordingly', async (t) => {

@@ -1,8 +1,10 @@
 // Builders for the engine's unit tests: transcripts as the caller sends them, and
 // cache branches as a successful earlier turn would have recorded them.
-import type { Branch } from '../../src/cache/types.js';
+import { pack, prefixHash } from '../../src/cache/known.js';
+import type { Branch, MatchedBranch } from '../../src/cache/types.js';
 import { analyze, decide, type Analysis, type DecideSettings, type Decision } from '../../src/resume/decide.js';
 import { assistantDigest, type ReplyToolCall } from '../../src/resume/digests.js';
+import { sharedPrefix } from '../../src/resume/prefix.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 
 /** No configured side-call patterns: OpenCode's title requests are detected all the same. */
@@ -41,12 +43,25 @@ export function analysisOf(body: Body, context: { workspace?: string; model?: st
   });
 }
 
+/** A branch as the cache holds it, with the digests behind its count and prefix hash (which the cache keeps to itself). */
+export type KnownBranch = Branch & { knownDigests: string[] };
+
+/** The branch next to a transcript, matched as a lookup matches it: by the digests both begin with. */
+export function matchedTo(branch: KnownBranch, analysis: Analysis): MatchedBranch {
+  return { ...branch, matched: sharedPrefix(branch.knownDigests, analysis.digests) };
+}
+
+/** A branch knowing exactly these digests. */
+export function knowing(knownDigests: string[]): Pick<KnownBranch, 'knownDigests' | 'knownCount' | 'prefix'> {
+  return { knownDigests, knownCount: knownDigests.length, prefix: prefixHash(pack(knownDigests), knownDigests.length) };
+}
+
 /** The branch a successful turn over `body` leaves behind, cursor having replied `reply`. */
 export function branchAfter(
   body: Body,
   reply: { text: string; toolCalls?: ReplyToolCall[] },
   overrides: Partial<Branch> = {},
-): Branch {
+): KnownBranch {
   const a = analysisOf(body);
   return {
     anchor: a.anchor!,
@@ -54,7 +69,7 @@ export function branchAfter(
     toolsFingerprint: a.toolsFingerprint,
     workspace: a.workspace,
     model: a.model,
-    known: [...a.digests, assistantDigest(reply.text, reply.toolCalls ?? [])].join(''),
+    ...knowing([...a.digests, assistantDigest(reply.text, reply.toolCalls ?? [])]),
     bytesSaved: 0,
     version: 3,
     turns: 1,
@@ -70,14 +85,15 @@ export function branchAfter(
 
 export function decideFor(
   body: Body,
-  branches: Branch[] | null,
+  branches: KnownBranch[] | null,
   options: { settings?: Partial<DecideSettings>; missing?: string[]; callerResume?: boolean } = {},
 ): Decision {
+  const analysis = analysisOf(body);
   return decide({
-    analysis: analysisOf(body),
+    analysis,
     settings: { ...ON, ...options.settings },
     callerResume: options.callerResume ?? false,
-    branches,
+    branches: branches && branches.map((b) => matchedTo(b, analysis)),
     missingChats: new Set(options.missing ?? []),
   });
 }

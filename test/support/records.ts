@@ -1,19 +1,45 @@
 // One cache record for the store's and the helper's tests: hashes and IDs only, as a run sends.
+import { createHash } from 'node:crypto';
+import { pack, prefixHash } from '../../src/cache/known.js';
+import type { RecordInput } from '../../src/cache/store.js';
 import type { RecordRequest } from '../../src/helper/protocol.js';
 
 export const ANCHOR = 'a'.repeat(32);
 export const DIGEST = 'c'.repeat(32);
 
-export function sampleRecord(overrides: Partial<RecordRequest> = {}): RecordRequest {
+/** A chat's own second digest: two chats of one anchor have different histories unless a test says otherwise. */
+const digestOfChat = (chatId: string): string => createHash('sha256').update(chatId).digest('hex').slice(0, 32);
+
+/** The sequence a sample record of this chat knows (when the test gives no `added`). */
+export const sampleSequence = (chatId = 'chat-1'): string[] => [DIGEST, digestOfChat(chatId)];
+
+/** `baseVersion`: a base on the sample sequence of the record's chat at that version (a resumed turn adding nothing new but the given digests). */
+export type RecordOverrides = Partial<RecordRequest> & { baseVersion?: number | null };
+
+export function sampleRecord(overrides: RecordOverrides = {}): RecordRequest {
+  const { baseVersion, ...rest } = overrides;
+  const chatId = rest.chatId ?? 'chat-1';
+  const sequence = sampleSequence(chatId);
+  const base =
+    baseVersion === undefined || baseVersion === null
+      ? null
+      : { version: baseVersion, count: sequence.length, prefix: prefixHash(pack(sequence), sequence.length) };
   return {
     anchor: ANCHOR,
-    chatId: 'chat-1',
+    chatId,
     toolsFingerprint: 'f'.repeat(32),
     workspace: '/work/project',
     model: 'gpt-5',
-    known: DIGEST.repeat(2),
-    baseVersion: null,
+    base,
+    // A resumed sample turn adds nothing by default; a new one is the whole sample sequence.
+    added: base === null ? sequence.join('') : '',
     savedBytes: 0,
-    ...overrides,
+    ...rest,
   };
+}
+
+/** sampleRecord() as the store takes it (digests packed). */
+export function storeRecord(overrides: RecordOverrides = {}): RecordInput {
+  const { staged: _staged, added, ...rest } = sampleRecord(overrides);
+  return { ...rest, added: Buffer.from(added, 'hex') };
 }

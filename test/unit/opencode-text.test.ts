@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { parseCallerArgs } from '../../src/agent/argv.js';
-import type { Branch } from '../../src/cache/types.js';
 import { resolveSettings } from '../../src/config.js';
 import { analyzeTurn, planTurn, type TurnContext } from '../../src/turn/plan.js';
 import { analyze, decide, type Analysis, type Decision } from '../../src/resume/decide.js';
@@ -13,7 +12,7 @@ import { replyDigest } from '../../src/resume/digests.js';
 import { REASONS } from '../../src/resume/reasons.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import type { Conversation } from '../../src/transcript/types.js';
-import { ON, PATTERNS } from '../support/engine.js';
+import { ON, PATTERNS, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
 
 const FIXTURES = new URL('../fixtures/opencode-plugin/', import.meta.url);
 const fixture = (name: string): string => readFileSync(new URL(name, FIXTURES), 'utf8');
@@ -28,7 +27,7 @@ const shapeOf = (c: Conversation): string =>
 const analysisOf = (text: string): Analysis => analyze(parseTranscript(text), { workspace: '/work/project', model: 'auto', sideCallPatterns: PATTERNS });
 
 /** What a successful turn over `text` leaves in the cache, cursor having replied `reply`. */
-function branchAfter(text: string, reply: { text: string; calls?: Array<{ id: string; name: string }> }): Branch {
+function branchAfter(text: string, reply: { text: string; calls?: Array<{ id: string; name: string }> }): KnownBranch {
   const a = analysisOf(text);
   return {
     anchor: a.anchor!,
@@ -36,7 +35,7 @@ function branchAfter(text: string, reply: { text: string; calls?: Array<{ id: st
     toolsFingerprint: a.toolsFingerprint,
     workspace: a.workspace,
     model: a.model,
-    known: a.digests.join('') + replyDigest(a, reply.text, reply.calls ?? []),
+    ...knowing([...a.digests, replyDigest(a, reply.text, reply.calls ?? [])]),
     bytesSaved: 0,
     version: 1,
     turns: 1,
@@ -49,8 +48,10 @@ function branchAfter(text: string, reply: { text: string; calls?: Array<{ id: st
   };
 }
 
-const decideText = (text: string, branches: Branch[]): Decision =>
-  decide({ analysis: analysisOf(text), settings: ON, callerResume: false, branches, missingChats: new Set() });
+const decideText = (text: string, branches: KnownBranch[]): Decision => {
+  const analysis = analysisOf(text);
+  return decide({ analysis, settings: ON, callerResume: false, branches: branches.map((b) => matchedTo(b, analysis)), missingChats: new Set() });
+};
 
 /** Cursor's replies in the plugin-resume-off session (index.json), and the read call of turn 3. */
 const READ = { id: 'call_72f615510e0b', name: 'readToolCall' };
@@ -165,7 +166,7 @@ describe('look-alike heads and frames inside a message', () => {
 });
 
 describe('a session of the plugin, proven and resumed turn by turn', () => {
-  const branches = (turn: number): Branch[] => [branchAfter(fixture(OFF[turn - 1]!), REPLIES[turn - 1]!)];
+  const branches = (turn: number): KnownBranch[] => [branchAfter(fixture(OFF[turn - 1]!), REPLIES[turn - 1]!)];
   test('the title request is a side call', () => {
     const d = decideText(fixture('turn1-off-title.txt'), []);
     assert.equal(d.reason, 'side-call');
@@ -244,13 +245,14 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
 
 describe("what cursor-agent reads: the caller's bytes whenever the prompt goes whole, the delta otherwise", () => {
   const bytes = readFileSync(new URL(OFF[1]!, FIXTURES));
-  const planWith = (unsafeDelta: 'fresh' | 'resume-full', branches: Branch[], callerArgs: string[] = []) => {
+  const planWith = (unsafeDelta: 'fresh' | 'resume-full', branches: KnownBranch[], callerArgs: string[] = []) => {
     const env = { CURSOR_ACP_SESSION_RESUME: '1' };
     const settings = { ...resolveSettings(env, {}, {}).settings, unsafeDelta };
     const context: TurnContext = { caller: parseCallerArgs(['--print', '--output-format', 'stream-json', '--model', 'auto', ...callerArgs]), settings, env, workspace: '/work/project' };
-    return planTurn(analyzeTurn(parseTranscript(bytes), context), context, { branches });
+    const analysis = analyzeTurn(parseTranscript(bytes), context);
+    return planTurn(analysis, context, { branches: branches.map((b) => matchedTo(b, analysis)) });
   };
-  const proven = (): Branch[] => [branchAfter(fixture(OFF[0]!), REPLIES[0]!)];
+  const proven = (): KnownBranch[] => [branchAfter(fixture(OFF[0]!), REPLIES[0]!)];
   test('fresh: the bytes as they came', () => {
     const plan = planWith('fresh', []);
     assert.equal(plan.decision, 'fresh');
@@ -265,7 +267,7 @@ describe("what cursor-agent reads: the caller's bytes whenever the prompt goes w
     assert.deepEqual([plan.promptBytes, plan.fullPromptBytes], [Buffer.byteLength(fixture('turn2-on-chat.txt')), bytes.length]);
   });
   test('resumed with the full prompt (unsafeDelta resume-full): the bytes as they came', () => {
-    const branch = { ...proven()[0]!, known: proven()[0]!.known.slice(0, -32) };
+    const branch = { ...proven()[0]!, ...knowing(proven()[0]!.knownDigests.slice(0, -1)) };
     // A chat that knows the opener but not cursor's reply: the assistant message is new, so no delta.
     const plan = planWith('resume-full', [branch]);
     assert.deepEqual([plan.decision, plan.reason], ['resume-full', 'unsafe-delta']);
@@ -280,7 +282,7 @@ describe("what cursor-agent reads: the caller's bytes whenever the prompt goes w
 });
 
 describe('drift that is not divergence: a new system prompt starts a fresh chat (system-changed)', () => {
-  const branch = (): Branch[] => [branchAfter(fixture(OFF[0]!), REPLIES[0]!)];
+  const branch = (): KnownBranch[] => [branchAfter(fixture(OFF[0]!), REPLIES[0]!)];
   test("the date in OpenCode's <env> block changes at midnight", () => {
     const nextDay = fixture(OFF[1]!).replace("Today's date: Thu Dec 03 2026", "Today's date: Fri Dec 04 2026");
     assert.notEqual(nextDay, fixture(OFF[1]!));

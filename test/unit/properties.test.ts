@@ -18,7 +18,7 @@ import { toolsFingerprint } from '../../src/resume/fingerprint.js';
 import { renderDelta, renderFull } from '../../src/resume/render.js';
 import { TranscriptError } from '../../src/transcript/errors.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
-import { PATTERNS } from '../support/engine.js';
+import { PATTERNS, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
 
 const RUNS = { numRuns: 250 };
 
@@ -231,7 +231,7 @@ const anyChatId = fc.oneof(safeChatId, hostileChatId);
 interface Recorded {
   sequence: AMsg[];
   tools: ATool[];
-  branch: Branch;
+  branch: KnownBranch;
 }
 
 const settingsArb = fc.constantFrom<'fresh' | 'resume-full'>('fresh', 'resume-full');
@@ -247,7 +247,7 @@ function recordedBranch(conv: AMsg[], reply: AMsg & { role: 'assistant' }, tools
       toolsFingerprint: a.toolsFingerprint,
       workspace: '/work/project',
       model: 'gpt-5',
-      known: [...a.digests, assistantDigest(reply.text, reply.calls)].join(''),
+      ...knowing([...a.digests, assistantDigest(reply.text, reply.calls)]),
       bytesSaved: 0,
       version: 1,
       turns: 1,
@@ -300,7 +300,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
             analysis,
             settings: { enabled: true, unsafeDelta },
             callerResume: false,
-            branches: branches.map((b) => b.branch),
+            branches: branches.map((b) => matchedTo(b.branch, analysis)),
             missingChats: new Set(missing && idB !== undefined ? [idB] : []),
           });
           if (decision.decision === 'fresh') {
@@ -344,7 +344,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
         const main = recordedBranch(conv, reply, tools, repr, {});
         const next = [...main.sequence, { role: 'user' as const, segments: [said], file: false }];
         const analysis = analysisOf(body(next, tools, [...repr].reverse(), 3));
-        const d = decide({ analysis, settings: { enabled: true, unsafeDelta: 'fresh' }, callerResume: false, branches: [main.branch], missingChats: new Set() });
+        const d = decide({ analysis, settings: { enabled: true, unsafeDelta: 'fresh' }, callerResume: false, branches: [matchedTo(main.branch, analysis)], missingChats: new Set() });
         if (analysis.sideCall) return;
         assert.equal(d.decision, 'resume-delta', d.detail);
         assert.equal(d.prompt, said);
@@ -372,7 +372,7 @@ describe('chat IDs: the rule holds wherever one could reach an argv', () => {
         const caller = parseCallerArgs(args);
         const context: TurnContext = { caller, settings, env: { CURSOR_ACP_SESSION_RESUME: '1' }, workspace: '/work/project' };
         const analysis = analyze(parseTranscript(turn2), { workspace: '/work/project', model: 'gpt-5', sideCallPatterns: PATTERNS });
-        const plan = planTurn(analysis, context, { branches: [{ ...base, chatId }] });
+        const plan = planTurn(analysis, context, { branches: [matchedTo({ ...base, chatId }, analysis)] });
         const at = plan.argv.indexOf('--resume');
         if (isSafeChatId(chatId)) {
           assert.equal(plan.decision, 'resume-delta');
@@ -392,7 +392,7 @@ describe('chat IDs: the rule holds wherever one could reach an argv', () => {
   test('the helper refuses to store or lease a chat ID that breaks the rule', () => {
     fc.assert(
       fc.property(anyChatId, (chatId) => {
-        const record = { anchor: 'a'.repeat(32), chatId, toolsFingerprint: 'f'.repeat(32), workspace: '/w', model: 'gpt-5', known: 'c'.repeat(64), baseVersion: null, savedBytes: 0 };
+        const record = { anchor: 'a'.repeat(32), chatId, toolsFingerprint: 'f'.repeat(32), workspace: '/w', model: 'gpt-5', base: null, added: 'c'.repeat(64), savedBytes: 0 };
         const recorded = parseRequest(JSON.stringify({ id: 1, op: 'record', record }));
         const leased = parseRequest(JSON.stringify({ id: 2, op: 'lease', anchor: 'a'.repeat(32), chatId, version: 1 }));
         assert.equal(recorded.ok, isSafeChatId(chatId));
@@ -441,12 +441,12 @@ describe('the parser never throws anything but its own clear error', () => {
     const analysis = analyze(conversation, { workspace: '/w', model: conversation.model ?? '', sideCallPatterns: PATTERNS });
     renderFull(conversation);
     for (let k = 0; k <= conversation.messages.length; k++) renderDelta(conversation.messages, k);
-    const known = analysis.digests.slice(0, Math.max(0, analysis.digests.length - 1)).join('');
+    const known = knowing(analysis.digests.slice(0, Math.max(0, analysis.digests.length - 1)));
     decide({
       analysis,
       settings: { enabled: true, unsafeDelta: 'resume-full' },
       callerResume: false,
-      branches: [{ ...recordedBranch([{ role: 'user', segments: ['x'], file: false }], { role: 'assistant', text: '', calls: [] }, [], [0], {}).branch, known, toolsFingerprint: toolsFingerprint(conversation.tools) }],
+      branches: [matchedTo({ ...recordedBranch([{ role: 'user', segments: ['x'], file: false }], { role: 'assistant', text: '', calls: [] }, [], [0], {}).branch, ...known, toolsFingerprint: toolsFingerprint(conversation.tools) }, analysis)],
       missingChats: new Set(),
     });
     return true;

@@ -1,10 +1,13 @@
 // BranchStore: the resume cache's rules, on an injected monotonic clock.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BranchStore, MAX_ENTRIES, MAX_TTL_MS, clampLimits } from '../../src/cache/store.js';
+import { SEED_LIMITS, clampLimits, envLimits, lowered } from '../../src/cache/limits.js';
+import { BranchStore } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
-import { ANCHOR, DIGEST, sampleRecord } from '../support/records.js';
+import { DIGEST_BYTES, MAX_KNOWN_MESSAGES } from '../../src/cache/known.js';
+import { ANCHOR, DIGEST, storeRecord } from '../support/records.js';
 
+const { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES } = SEED_LIMITS;
 const A = ANCHOR;
 const B = 'b'.repeat(32);
 
@@ -14,7 +17,7 @@ function clocked(options: StoreOptions = {}) {
   return { store, clock };
 }
 
-const rec = sampleRecord;
+const rec = storeRecord;
 
 function recorded(store: BranchStore, input: RecordInput, holder?: string) {
   const result = store.record(input, holder);
@@ -30,6 +33,17 @@ describe('limits', () => {
     assert.deepEqual(clampLimits({ ttlMs: Number.NaN, maxEntries: -1 }), { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
     assert.deepEqual(clampLimits({ ttlMs: 0.5, maxEntries: 2.7 }), { ttlMs: 1, maxEntries: 2 });
     assert.deepEqual(new BranchStore({ ttlMs: 2 * MAX_TTL_MS, maxEntries: 65 }).limits, { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
+  });
+});
+
+describe('the limits rule, in one place', () => {
+  test('lowered, never raised, from any source; the environment asks only with whole positive numbers', () => {
+    const seed = { ...SEED_LIMITS };
+    assert.deepEqual(lowered(seed, { ttlMs: 500 }), { ttlMs: 500, maxEntries: 64 });
+    assert.deepEqual(lowered({ ttlMs: 500, maxEntries: 3 }, { ttlMs: 900, maxEntries: 1000 }), { ttlMs: 500, maxEntries: 3 });
+    assert.deepEqual(lowered(seed, { ttlMs: -1, maxEntries: Number.NaN }), seed);
+    assert.deepEqual(envLimits({ CURSOR_RESUME_TTL_MS: ' 300 ', CURSOR_RESUME_MAX_ENTRIES: '2.9' }), { ttlMs: 300, maxEntries: 2 });
+    for (const bad of ['', 'abc', '0', '-5', '0.5']) assert.deepEqual(envLimits({ CURSOR_RESUME_TTL_MS: bad }), {}, JSON.stringify(bad));
   });
 });
 
@@ -52,7 +66,7 @@ describe('records and branches', () => {
     const { store, clock } = clocked();
     const first = recorded(store, rec({ savedBytes: 5 }));
     clock.now += 10;
-    const second = recorded(store, rec({ baseVersion: first.version, known: DIGEST.repeat(4), savedBytes: 7 }));
+    const second = recorded(store, rec({ baseVersion: first.version, added: DIGEST.repeat(2), savedBytes: 7 }));
     assert.ok(second.version > first.version);
     assert.equal(second.turns, 2);
     assert.equal(second.bytesSaved, 12);
@@ -61,7 +75,8 @@ describe('records and branches', () => {
     const late = store.record(rec({ baseVersion: first.version }));
     assert.equal(late.recorded, false);
     assert.equal(!late.recorded && late.reason, 'conflict');
-    assert.equal(store.lookup(A)[0]!.known, DIGEST.repeat(4), 'the conflicting record changed nothing');
+    assert.equal(store.lookup(A)[0]!.knownCount, 4, 'the conflicting record changed nothing');
+    assert.equal(store.lookup(A)[0]!.prefix, second.prefix);
     const missing = store.record(rec({ chatId: 'other', baseVersion: 1 }));
     assert.equal(!missing.recorded && missing.reason, 'gone');
   });
@@ -69,7 +84,7 @@ describe('records and branches', () => {
   test('baseVersion null replaces a branch with the same chat ID, and the old version no longer matches', () => {
     const { store } = clocked();
     const old = recorded(store, rec({ savedBytes: 100 }));
-    const fresh = recorded(store, rec({ known: DIGEST }));
+    const fresh = recorded(store, rec({ added: DIGEST }));
     assert.equal(fresh.turns, 1);
     assert.equal(fresh.bytesSaved, 0);
     assert.notEqual(fresh.version, old.version);
@@ -177,6 +192,53 @@ describe('LRU and max entries', () => {
     store.list();
     recorded(store, rec({ chatId: 'three' }));
     assert.deepEqual(store.list().map((b) => b.chatId), ['three', 'two']);
+  });
+});
+
+describe('known sequences', () => {
+  test('a record adds to the base it read: another count or prefix hash under the right version is a conflict', () => {
+    const { store } = clocked();
+    const first = recorded(store, rec());
+    const wrong = store.record(rec({ base: { version: first.version, count: first.knownCount + 1, prefix: first.prefix }, added: DIGEST }));
+    assert.equal(!wrong.recorded && wrong.reason, 'conflict');
+    const other = store.record(rec({ base: { version: first.version, count: first.knownCount, prefix: 'e'.repeat(32) }, added: DIGEST }));
+    assert.equal(!other.recorded && other.reason, 'conflict');
+    assert.deepEqual(store.lookup(A).map((b) => [b.version, b.knownCount]), [[first.version, 2]], 'nothing changed');
+  });
+
+  test('prefix hashes for the search, read-only; a moved or missing branch says so', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec({ added: DIGEST.repeat(5) }));
+    const found = store.prefixes(A, 'chat-1', branch.version, [5, 0, 6]);
+    assert.ok(found.found);
+    assert.equal(found.prefixes[0], branch.prefix);
+    assert.equal(found.prefixes[2], null, 'past the end');
+    assert.equal((store.prefixes(A, 'chat-1', branch.version + 1, [1]) as { reason: string }).reason, 'stale');
+    assert.equal((store.prefixes(A, 'nobody', 1, [1]) as { reason: string }).reason, 'gone');
+  });
+
+  test('a branch knows up to MAX_KNOWN_MESSAGES messages', () => {
+    const { store } = clocked();
+    const tooMany = store.record({ ...rec(), added: new Uint8Array((MAX_KNOWN_MESSAGES + 1) * DIGEST_BYTES) });
+    assert.equal(!tooMany.recorded && tooMany.reason, 'too-long');
+    assert.equal(recorded(store, { ...rec(), added: new Uint8Array(100_000 * DIGEST_BYTES) }).knownCount, 100_000);
+  });
+});
+
+describe('copies', () => {
+  test("a new chat knowing exactly another branch's history replaces it, unless that one is leased or has other tools", () => {
+    const { store } = clocked({ maxEntries: 4 });
+    const same = DIGEST.repeat(3);
+    recorded(store, rec({ anchor: B, chatId: 'other' }));
+    recorded(store, rec({ chatId: 'one', added: same }));
+    recorded(store, rec({ chatId: 'two', added: same }));
+    assert.deepEqual(store.lookup(A).map((b) => b.chatId), ['two'], 'the copy replaced the first');
+    assert.equal(store.lookup(B).length, 1, 'the other conversation stayed');
+    const leased = store.lookup(A)[0]!;
+    assert.ok(store.lease(A, 'two', leased.version, 'h1').granted);
+    recorded(store, rec({ chatId: 'three', added: same }));
+    recorded(store, rec({ chatId: 'four', added: same, toolsFingerprint: 'e'.repeat(32) }));
+    assert.deepEqual(store.lookup(A).map((b) => b.chatId).sort(), ['four', 'three', 'two'], 'a leased branch and one with other tools are not copies to drop');
   });
 });
 

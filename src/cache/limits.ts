@@ -1,0 +1,46 @@
+// The cache's limits, in one place: the seed (one hour, 64 entries) and the one rule
+// every source of a limit follows: it may lower them, never raise them. The config
+// file, the environment and a client's `limits` request all go through here.
+import { envValue } from '../env-value.js';
+
+export interface Limits {
+  ttlMs: number;
+  maxEntries: number;
+}
+
+/** The seed's limits. */
+export const SEED_LIMITS: Readonly<Limits> = Object.freeze({ ttlMs: 60 * 60 * 1000, maxEntries: 64 });
+
+/**
+ * Clamps requested limits into [1, seed limit]; anything missing or not a
+ * positive number falls back to the seed limit, so a typo never widens the cache.
+ */
+export function clampLimits(requested: Partial<Limits> = {}): Limits {
+  return {
+    ttlMs: clampInt(requested.ttlMs, SEED_LIMITS.ttlMs),
+    maxEntries: clampInt(requested.maxEntries, SEED_LIMITS.maxEntries),
+  };
+}
+
+function clampInt(value: number | undefined, max: number): number {
+  if (value === undefined || !Number.isFinite(value) || value <= 0) return max;
+  return Math.min(Math.max(Math.floor(value), 1), max);
+}
+
+/** `current` lowered to what `asked` asks where it asks for less; never raised. */
+export function lowered(current: Limits, asked: Partial<Limits>): Limits {
+  const clamped = clampLimits(asked);
+  return { ttlMs: Math.min(current.ttlMs, clamped.ttlMs), maxEntries: Math.min(current.maxEntries, clamped.maxEntries) };
+}
+
+/** The limits CURSOR_RESUME_TTL_MS and CURSOR_RESUME_MAX_ENTRIES ask for (tests, advanced use): whole positive numbers, else not asked. */
+export function envLimits(env: NodeJS.ProcessEnv): Partial<Limits> {
+  const read = (name: string): number | undefined => {
+    const given = envValue(env[name]);
+    const n = Math.floor(Number(given));
+    return given !== undefined && Number.isFinite(n) && n >= 1 ? n : undefined;
+  };
+  const ttlMs = read('CURSOR_RESUME_TTL_MS');
+  const maxEntries = read('CURSOR_RESUME_MAX_ENTRIES');
+  return { ...(ttlMs !== undefined ? { ttlMs } : {}), ...(maxEntries !== undefined ? { maxEntries } : {}) };
+}

@@ -1,0 +1,123 @@
+// The helper's parts in one process: the client and the launcher against an
+// in-process HelperServer, the start lock, and the stale-socket probe.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import type { TestContext } from 'node:test';
+import { HelperClient } from '../../src/helper/client.js';
+import { connectHelper, probeHelper, stopHelper } from '../../src/helper/launcher.js';
+import { runtimePaths } from '../../src/helper/paths.js';
+import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
+import { startHelperServer, type HelperServer } from '../../src/helper/server.js';
+import { removeStaleSocket, socketAnswers } from '../../src/helper/stale-socket.js';
+import { acquireStartLock, releaseStartLock } from '../../src/helper/start-lock.js';
+import { sandboxEnv } from '../support/cli.js';
+import { stopHelpersAt } from '../support/hardening.js';
+import { ANCHOR, sampleRecord } from '../support/records.js';
+
+/** A private runtime dir and, unless asked not to, a helper serving it in this process. */
+async function inProcess(t: TestContext, serve = true): Promise<{ env: NodeJS.ProcessEnv; server?: HelperServer }> {
+  const env = sandboxEnv();
+  t.after(() => stopHelpersAt(env.CURSOR_RESUME_RUNTIME_DIR!));
+  if (!serve) return { env };
+  const started = await startHelperServer({ paths: runtimePaths(env) });
+  assert.ok(started.started);
+  t.after(() => started.server.close());
+  return { env, server: started.server };
+}
+
+describe('the client, against an in-process helper', () => {
+  test('hello, a record and a lookup, one connection', async (t) => {
+    const { env } = await inProcess(t);
+    const client = await HelperClient.connect(runtimePaths(env).socket);
+    t.after(() => client.close());
+    assert.equal((await client.hello()).protocol, PROTOCOL_VERSION);
+    assert.ok((await client.record(sampleRecord())).recorded);
+    const [branch] = await client.lookup(ANCHOR, []);
+    assert.deepEqual([branch!.chatId, branch!.knownCount, branch!.matched], ['chat-1', 2, 0]);
+  });
+
+  test('a helper that never answers: a timeout, and the connection is dropped', async (t) => {
+    const dir = fs.mkdtempSync('/tmp/cr-silent-');
+    const socketPath = path.join(dir, 's');
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(socketPath, resolve));
+    t.after(() => silent.close());
+    const client = await HelperClient.connect(socketPath, { requestTimeoutMs: 100 });
+    await assert.rejects(client.hello(), { code: 'timeout' });
+    client.close();
+  });
+});
+
+describe('the launcher, against an in-process helper', () => {
+  test('finds the running helper and starts nothing; probe and stop', async (t) => {
+    const { env, server } = await inProcess(t);
+    const found = await connectHelper({ start: true, env });
+    assert.ok(found.ok);
+    assert.deepEqual([found.started, found.replaced, found.server.pid], [false, false, process.pid]);
+    found.client.close();
+    const probe = await probeHelper({ env });
+    assert.ok(probe.running);
+    probe.client.close();
+    const closed = new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (server!.connectionCount === 0 && !fs.existsSync(runtimePaths(env).socket)) {
+          clearInterval(check);
+          resolve();
+        }
+      }, 10);
+    });
+    const stopped = await stopHelper({ env });
+    assert.ok(stopped.ok && stopped.stopped);
+    await closed;
+  });
+
+  test('with nothing running: not-running without start; with background, starting at once', async (t) => {
+    const { env } = await inProcess(t, false);
+    const absent = await connectHelper({ start: false, env });
+    assert.equal(!absent.ok && absent.code, 'not-running');
+    const starting = await connectHelper({ start: true, background: true, env });
+    assert.equal(!starting.ok && starting.code, 'starting');
+    const after = await connectHelper({ start: true, env });
+    assert.ok(after.ok, after.ok ? '' : after.reason);
+    after.client.close();
+  });
+});
+
+describe('the start lock and the stale socket', () => {
+  test('one holder at a time; a lock left by a dead process is taken over', async (t) => {
+    const dir = fs.mkdtempSync('/tmp/cr-lock-');
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const lockPath = path.join(dir, 'helper.lock');
+    const first = await acquireStartLock(lockPath);
+    let second = false;
+    const waiting = acquireStartLock(lockPath).then((lock) => {
+      second = true;
+      return lock;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    assert.equal(second, false, 'the second start waits');
+    releaseStartLock(first);
+    releaseStartLock(await waiting);
+    assert.equal(fs.existsSync(lockPath), false);
+    fs.writeFileSync(lockPath, '999999999 dead\n');
+    releaseStartLock(await acquireStartLock(lockPath));
+  });
+
+  test('a socket answers when a helper does; a dead one is removed, a directory is refused', async (t) => {
+    const { env } = await inProcess(t);
+    const { socket } = runtimePaths(env);
+    assert.equal(await socketAnswers(socket), true);
+    const dir = fs.mkdtempSync('/tmp/cr-stale-');
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const dead = path.join(dir, 'helper.sock');
+    fs.writeFileSync(dead, '');
+    assert.equal(await socketAnswers(dead), false);
+    removeStaleSocket(dead);
+    assert.equal(fs.existsSync(dead), false);
+    fs.mkdirSync(dead);
+    assert.throws(() => removeStaleSocket(dead), /is a directory/);
+  });
+});

@@ -1,0 +1,81 @@
+// Packed known sequences, prefix hashes and the search for the first differing message.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import { KnownSequence, pack, prefixHash, prefixHashes } from '../../src/cache/known.js';
+import { provePrefix, searchShared, sharedPrefix } from '../../src/resume/prefix.js';
+
+const digests = (n: number, seed: string): string[] => Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}${i}`).digest('hex').slice(0, 32));
+
+/** The search run against two sequences, counting its rounds. */
+function search(mine: string[], theirs: string[]): { shared: number; rounds: number } {
+  const [a, b] = [pack(mine), pack(theirs)];
+  const steps = searchShared(0, Math.min(mine.length, theirs.length));
+  let rounds = 0;
+  for (let step = steps.next(); ; rounds++) {
+    if (step.done) return { shared: step.value, rounds };
+    step = steps.next(step.value.map((count) => prefixHash(a, count) === prefixHash(b, count)));
+  }
+}
+
+describe('prefix hashes', () => {
+  test('equal exactly when the prefixes are; one pass gives the same hashes as one at a time', () => {
+    const seq = digests(50, 's');
+    const other = seq.map((d, i) => (i === 20 ? 'e'.repeat(32) : d));
+    for (const count of [0, 1, 20, 21, 50]) assert.equal(prefixHash(pack(seq), count) === prefixHash(pack(other), count), count <= 20, String(count));
+    const counts = [50, 0, 7, 7, 33];
+    assert.deepEqual(prefixHashes(pack(seq), counts), counts.map((c) => prefixHash(pack(seq), c)));
+  });
+
+  test('a known sequence appended to hashes as the whole', () => {
+    const seq = digests(40, 'k');
+    const built = KnownSequence.EMPTY.append(pack(seq.slice(0, 25))).append(pack(seq.slice(25)));
+    assert.equal(built.count, 40);
+    assert.equal(built.prefix, prefixHash(pack(seq), 40));
+    assert.deepEqual(built.prefixesAt([3, 40, 41]), [prefixHash(pack(seq), 3), built.prefix, null]);
+    assert.equal(built.sharedWith(pack([...seq.slice(0, 30), 'e'.repeat(32)])), 30);
+    assert.equal(KnownSequence.EMPTY.count, 0, 'appending makes a new sequence');
+  });
+
+  test('two sequences appended to one base (its storage has room) keep their own digests', () => {
+    const base = KnownSequence.EMPTY.append(pack(digests(10, 'b')));
+    const [x, y] = [digests(3, 'x'), digests(3, 'y')];
+    const one = base.append(pack(x));
+    const two = base.append(pack(y));
+    const longer = one.append(pack(y));
+    assert.equal(one.prefix, prefixHash(pack([...digests(10, 'b'), ...x]), 13));
+    assert.equal(two.prefix, prefixHash(pack([...digests(10, 'b'), ...y]), 13));
+    assert.equal(one.sharedWith(pack([...digests(10, 'b'), ...x])), 13, 'the second append did not write over the first');
+    assert.equal(base.count, 10);
+    assert.equal(longer.sharedWith(pack([...digests(10, 'b'), ...x, ...y])), 16);
+  });
+});
+
+describe('the search for the first differing message', () => {
+  test('finds exactly what a message-by-message comparison finds', () => {
+    fc.assert(
+      fc.property(fc.nat(300), fc.nat(300), fc.nat(400), (length, otherLength, changeAt) => {
+        const mine = digests(length, 'm');
+        const theirs = digests(otherLength, 'm').map((d, i) => (i === changeAt ? 'e'.repeat(32) : d));
+        assert.equal(search(mine, theirs).shared, sharedPrefix(mine, theirs));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  test('a few rounds of 64 hashes, whatever the length', () => {
+    const long = digests(100_000, 'l');
+    const edited = long.map((d, i) => (i === 77_777 ? 'e'.repeat(32) : d));
+    const { shared, rounds } = search(edited, long);
+    assert.equal(shared, 77_777);
+    assert.ok(rounds <= 3, `${rounds} rounds`);
+  });
+
+  test('the verdicts', () => {
+    assert.equal(provePrefix(4, 4, 6).verdict, 'holds');
+    assert.equal(provePrefix(4, 4, 4).verdict, 'nothing-new');
+    assert.equal(provePrefix(4, 3, 3).verdict, 'shorter');
+    assert.equal(provePrefix(4, 2, 6).verdict, 'diverged');
+  });
+});
