@@ -44,12 +44,12 @@ export interface AgentRunOptions {
    */
   expectSession?: string;
   /**
-   * A fresh run's chat, told as soon as the stream names it, so the cache can hold the
-   * chat's place while the turn runs. Output from the first tool_call on waits until the
-   * returned promise settles: a caller that ends the run at that tool call and sends the
-   * call's result at once must find the chat's place taken.
+   * Told once, when the stream first shows a tool call (the tap then holds the chat ID,
+   * the reply so far and the calls). Output from that line on waits until the returned
+   * promise settles: a caller that ends the run at that tool call and sends the call's
+   * result at once must find the cache ready for it.
    */
-  onChat?: (chatId: unknown) => Promise<void>;
+  onToolCall?: (tap: StreamTap) => Promise<void>;
 }
 
 export interface AgentRun {
@@ -146,24 +146,26 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       child.kill('SIGTERM');
     };
 
-    // Output from the first tool_call on, while the chat's place in the cache is being taken.
+    // Output from the first tool_call on, while the cache is told of it.
     let placing: Promise<void> | null = null;
     let placed: Buffer[] | null = null;
-    const onChat = options.onChat;
-    if (onChat) {
-      tap.onSession((id) => {
-        placing = onChat(id).then(
-          () => {},
-          () => {},
-        );
-        void placing.then(() => {
-          const held = placed;
-          placed = null;
-          placing = null;
-          if (result.stopped === null) for (const chunk of held ?? []) writeOut(chunk);
-        });
+    let told = false;
+    const onToolCall = options.onToolCall;
+    const tell = (): void => {
+      if (told || !onToolCall || tap.toolCalls.length === 0) return;
+      told = true;
+      const telling = onToolCall(tap).then(
+        () => {},
+        () => {},
+      );
+      placing = telling;
+      void telling.then(() => {
+        const held = placed;
+        placed = null;
+        placing = null;
+        if (result.stopped === null) for (const chunk of held ?? []) writeOut(chunk);
       });
-    }
+    };
 
     if (resumed) {
       const expected = options.expectSession;
@@ -185,7 +187,8 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       if (result.stopped !== null) return;
       if (verified) {
         if (options.stdout !== 'stream') return;
-        if (placing !== null && (placed !== null || tap.toolCalls.length > 0)) (placed ??= []).push(chunk);
+        tell();
+        if (placing !== null) (placed ??= []).push(chunk);
         else writeOut(chunk);
         return;
       }

@@ -6,6 +6,7 @@ import { isatty } from 'node:tty';
 import { handsOver, parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
 import { passthrough } from '../agent/passthrough.js';
 import { HOLD_LIMIT, runAgent, type AgentRun } from '../agent/run-agent.js';
+import type { StreamTap } from '../agent/stream-tap.js';
 import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
 import { parseTranscript } from '../transcript/parse.js';
@@ -51,6 +52,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   const cache = await viewCache(analysis, context, { mode: caller.dryRun ? 'peek' : 'run', runtimeDirIgnored });
   if (cache.branches === null) say(`running without the cache: ${cache.note}`);
+  else if (cache.reconnect) say(cache.note);
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
 
@@ -123,18 +125,20 @@ async function runTurn(turn: Turn): Promise<number> {
   if (client) plan = await leaseOrReplan(plan, turn.branches, analysis, context, { client, say, given: turn.given });
   say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes} bytes`);
 
-  // A fresh chat whose place was taken in the cache while it ran (see placeFor).
+  // A fresh chat recorded early, at its first tool call, and held for the rest of the turn (see placeFor).
   let placed: string | null = null;
   const place = (fresh: Plan) => {
     if ((!client && !turn.helper.reconnects) || fresh.decision !== 'fresh' || !fresh.record || fresh.anchor === null) return undefined;
     const anchor = fresh.anchor;
-    return async (chatId: unknown): Promise<void> => {
-      if (!isSafeChatId(chatId)) return;
+    return async (tap: StreamTap): Promise<void> => {
+      const chatId = tap.sessionId;
+      if (!isSafeChatId(chatId) || tap.sessionChanged || tap.replyText === undefined) return;
+      const reply = { text: tap.replyText, calls: [...tap.toolCalls] };
       await helper('place', async (c) => {
-        const reply = await c.recordTurn(placeFor({ ...fresh, anchor }, analysis, chatId));
-        if (!reply.recorded) return;
+        const recorded = await c.recordTurn(placeFor({ ...fresh, anchor }, analysis, chatId, reply));
+        if (!recorded.recorded) return;
         placed = chatId;
-        await c.lease(anchor, chatId, reply.branch.version);
+        await c.lease(anchor, chatId, recorded.branch.version);
       });
     };
   };
@@ -171,9 +175,9 @@ async function runTurn(turn: Turn): Promise<number> {
   return end.exit;
 }
 
-function execute(plan: Plan, settings: Settings, onChat?: (chatId: unknown) => Promise<void>): Promise<AgentRun> {
+function execute(plan: Plan, settings: Settings, onToolCall?: (tap: StreamTap) => Promise<void>): Promise<AgentRun> {
   return runAgent({
-    ...(onChat ? { onChat } : {}),
+    ...(onToolCall ? { onToolCall } : {}),
     agent: settings.agent,
     argv: plan.argv,
     prompt: plan.stdin,

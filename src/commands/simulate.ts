@@ -282,7 +282,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
         {
           ...fields,
           base: base && { ...base, prefix: prefixHash(packed, base.count) },
-          added: pack([...digests.slice(base?.count ?? 0), ...(replyDigest === null ? [] : [replyDigest])]),
+          added: pack([...digests.slice(base?.count ?? 0), replyDigest]),
         },
         HOLDER,
       );

@@ -63,8 +63,8 @@ const RESENT: ReadonlySet<Op> = new Set(['record']);
 export interface TurnRecord extends Omit<RecordRequest, 'base' | 'staged' | 'added'> {
   /** The transcript's message digests, in order. */
   digests: ReadonlyArray<string>;
-  /** The digest of cursor's reply to this turn; null for a chat's place before its turn has one. */
-  reply: string | null;
+  /** The digest of cursor's reply to this turn. */
+  reply: string;
   /** The branch the turn resumed (its version and knownCount, as looked up), or null for a new chat. */
   base: { version: number; count: number } | null;
 }
@@ -221,9 +221,9 @@ export class HelperClient {
     fields: Omit<RecordRequest, 'base' | 'staged' | 'added'>,
     base: RecordRequest['base'],
     digests: ReadonlyArray<string>,
-    reply: string | null,
+    reply: string,
   ): Promise<RecordReply> {
-    const all = reply === null ? [...digests] : [...digests, reply];
+    const all = [...digests, reply];
     const ahead = Math.max(0, all.length - MAX_DIGESTS_PER_LINE);
     for (let at = 0; at < ahead; at += MAX_DIGESTS_PER_LINE) {
       await this.#request('append', { digests: all.slice(at, Math.min(at + MAX_DIGESTS_PER_LINE, ahead)).join('') });

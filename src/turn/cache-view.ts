@@ -53,7 +53,7 @@ export async function viewCache(
         const again = await connectHelper({ start: true, env });
         return again.ok ? again.client : null;
       };
-      return { ...view('not-running', `${connected.reason}: planned on an empty cache`, []), reconnect };
+      return { ...view('not-running', `${connected.reason}; planning on an empty cache`, []), reconnect };
     }
     if (connected.code === 'not-running') return view('not-running', 'no helper running: empty cache (a run would start one)', []);
     if (connected.code === 'version-mismatch') {

@@ -38,19 +38,14 @@ export function recordFor(
 }
 
 /**
- * A fresh chat's place, taken as soon as cursor names it and leased for the turn: until
- * the turn is recorded its history is unknown, and another request of the conversation
- * waits for it rather than start a chat of its own (src/turn/lease.ts).
+ * A fresh chat recorded at its first tool call, as far as it got, and leased for the
+ * rest of the turn: a caller that ends the run there (its tool loop) may send the call's
+ * result at once, and that request must find this chat and wait for the turn's end
+ * (src/turn/lease.ts) rather than start a chat of its own. Its history stays unknown
+ * until the turn's own record replaces this one.
  */
-export function placeFor(plan: Plan & { anchor: string }, analysis: Analysis, chatId: string): TurnRecord {
-  return {
-    ...recordFor(plan, analysis, chatId, { text: '', calls: [] }),
-    reply: null,
-    base: null,
-    savedBytes: 0,
-    outcome: 'interrupted',
-    state: 'unknown',
-  };
+export function placeFor(plan: Plan & { anchor: string }, analysis: Analysis, chatId: string, soFar: Reply): TurnRecord {
+  return { ...recordFor(plan, analysis, chatId, soFar), base: null, savedBytes: 0, outcome: 'interrupted', state: 'unknown' };
 }
 
 /** Messages a recorded chat knows: the sent ones and the reply. */
