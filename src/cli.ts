@@ -2,13 +2,13 @@
 // straight to the run path, which loads as little as it can; our subcommands and
 // --help go through commander.
 import { parseCallerArgs } from './agent/argv.js';
+import { reportError } from './errors.js';
+import { watchStdout } from './stdout.js';
 
 const OUR_COMMANDS = new Set(['inspect', 'helper', 'evict', 'config', 'simulate']);
 
-/** Exit status for a bad command line or an unreadable transcript (SPEC.md). */
-export const EXIT_USAGE = 2;
-
 async function main(argv: string[]): Promise<number> {
+  watchStdout();
   const first = argv[0];
   // --version is cursor-agent's; ours has a name of its own.
   if (first !== undefined && (OUR_COMMANDS.has(first) || first === '--our-version')) {
@@ -25,27 +25,12 @@ async function main(argv: string[]): Promise<number> {
   return runCommand(argv, caller);
 }
 
-/**
- * Our errors for a bad command line, config file or transcript (TranscriptError,
- * UsageError, ConfigError), told apart by name: the subcommands are a separate bundle
- * (dist/program.js) with their own copies of these classes, so instanceof would miss theirs.
- */
-const USAGE_ERRORS = new Set(['TranscriptError', 'UsageError', 'ConfigError']);
-
-function report(error: unknown): number {
-  if (error instanceof Error && USAGE_ERRORS.has(error.name)) {
-    process.stderr.write(`cursor-resume: ${error.message}\n`);
-    return EXIT_USAGE;
-  }
-  process.stderr.write(`cursor-resume: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  return 1;
-}
-
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.exitCode = report(error);
+    // The subcommands (program.js) report their own errors: what reaches here is the run path's.
+    process.exitCode = reportError(error);
   },
 );

@@ -4,7 +4,8 @@
 // configFile(), the one the run path reads with readConfigFile.
 import { readFileSync } from 'node:fs';
 import Conf from 'conf';
-import { ConfigError, configDir, configFile } from './config.js';
+import { configDir, configFile } from './config.js';
+import { ConfigError } from './errors.js';
 
 /** The file as conf will see it: checked to be a JSON object first (conf would quietly replace anything else). */
 function checkReadable(path: string): void {

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import envPaths from 'env-paths';
 import * as z from 'zod/mini';
 import { envValue } from './env-value.js';
+import { ConfigError } from './errors.js';
 
 export const SEED_TTL_MINUTES = 60;
 export const SEED_MAX_ENTRIES = 64;
@@ -93,9 +94,6 @@ export type SettingName = keyof typeof SETTINGS;
 export type Settings = { -readonly [K in SettingName]: z.infer<(typeof SETTINGS)[K]['schema']> };
 export type Source = 'flag' | 'environment' | 'file' | 'default';
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 export const isSettingName = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
 

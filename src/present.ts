@@ -137,12 +137,6 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-/** Our own error, on stderr as `cursor-resume: ...`; the command then exits with `code`. */
-export function fail(message: string, code = 1): void {
-  process.stderr.write(`cursor-resume: ${message}\n`);
-  process.exitCode = code;
-}
-
 /** An argv as a person would type it in a POSIX shell. */
 export function shellQuote(args: ReadonlyArray<string>): string {
   return args.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');

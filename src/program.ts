@@ -5,6 +5,8 @@ import { addEvictCommand } from './commands/evict.js';
 import { addHelperCommand } from './commands/helper.js';
 import { addInspectCommand } from './commands/inspect.js';
 import { addSimulateCommand } from './commands/simulate.js';
+import { EXIT_USAGE, reportError } from './errors.js';
+import { EXIT_STDOUT_CLOSED, writeStdout } from './stdout.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -49,18 +51,20 @@ See also: man cursor-resume`,
   return program;
 }
 
+/**
+ * Runs one of our subcommands; its errors are reported here, where they were made
+ * (this bundle's copies of the classes in errors.ts), and only the exit status goes back.
+ */
 export async function runProgram(argv: string[]): Promise<number> {
-  // A reader that stops early (`| head`) is not an error worth a stack trace.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
   const program = buildProgram();
+  let code = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 1 ? 2 : error.exitCode;
-    throw error;
+    // commander has printed its own message; its status 1 is a bad command line.
+    if (error instanceof CommanderError) code = error.exitCode === 1 ? EXIT_USAGE : error.exitCode;
+    else code = reportError(error);
   }
+  // A reader that stopped early (`| head`) is seen once what was written has been flushed.
+  return (await writeStdout('')) ? code : EXIT_STDOUT_CLOSED;
 }

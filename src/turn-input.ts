@@ -4,7 +4,8 @@
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { chatStoreExists, missingChats } from './agent/chat-store.js';
-import { parseCallerArgs, UsageError, type CallerArgs } from './agent/argv.js';
+import { parseCallerArgs, type CallerArgs } from './agent/argv.js';
+import { UsageError } from './errors.js';
 import { resolveWorkspace } from './agent/workspace.js';
 import type { Branch } from './cache/types.js';
 import type { Settings } from './config.js';

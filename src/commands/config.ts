@@ -5,7 +5,7 @@
 // (run-line flag > environment > file > default).
 import { isAbsolute, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../agent/argv.js';
+import { ConfigError, UsageError } from '../errors.js';
 import {
   SETTINGS,
   configFile,
@@ -19,7 +19,7 @@ import {
 } from '../config.js';
 import { envValue } from '../env-value.js';
 import { runtimePaths } from '../helper/paths.js';
-import { fail, fields, paint, printJson, table } from '../present.js';
+import { fields, paint, printJson, table } from '../present.js';
 import { isResumeEnabled } from '../resume/enabled.js';
 import { runLine } from '../turn-input.js';
 
@@ -217,6 +217,6 @@ function afterWrite(name: string): void {
   try {
     readConfigFile();
   } catch (error) {
-    fail(`the change was written, but the config file still has a setting that is not allowed (runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it): ${(error as Error).message}`, 2);
+    throw new ConfigError(`the change was written, but the config file still has a setting that is not allowed (runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it): ${(error as Error).message}`);
   }
 }

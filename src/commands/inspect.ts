@@ -5,7 +5,8 @@
 // helper, starting none) and the same chat-store check, so it cannot disagree.
 // Message text shown comes only from the given transcript: the cache has none.
 import type { Command } from 'commander';
-import { handsOver, UsageError } from '../agent/argv.js';
+import { handsOver } from '../agent/argv.js';
+import { CliError, UsageError } from '../errors.js';
 import type { Branch } from '../cache/types.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { findingEnv, helperEnv } from '../helper-env.js';
@@ -16,7 +17,6 @@ import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan } from '../plan
 import {
   ago,
   bytes,
-  fail,
   fields,
   left,
   paint,
@@ -97,8 +97,7 @@ async function listEntries(json: boolean): Promise<void> {
   const probe = await probeHelper({ env: findingEnv() });
   if (!probe.running) {
     if ('error' in probe) {
-      fail(`cannot reach the helper: ${probe.error}`);
-      return;
+      throw new CliError(`cannot reach the helper: ${probe.error}`);
     }
     if (json) printJson({ running: false, socketPath: probe.paths.socket, entries: [] });
     else process.stdout.write(`no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with CURSOR_ACP_SESSION_RESUME=1 starts one.\n`);
@@ -108,8 +107,7 @@ async function listEntries(json: boolean): Promise<void> {
   try {
     branches = await probe.client.list();
   } catch (error) {
-    fail(`the helper (pid ${probe.hello.pid}, version ${probe.hello.version}) did not list its entries: ${(error as Error).message}`);
-    return;
+    throw new CliError(`the helper (pid ${probe.hello.pid}, version ${probe.hello.version}) did not list its entries: ${(error as Error).message}`);
   } finally {
     probe.client.close();
   }

@@ -3,7 +3,8 @@
 // reached the turn runs as a fresh chat with the whole conversation, correctly.
 import { appendFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import { handsOver, parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
+import { handsOver, parseCallerArgs, type CallerArgs } from '../agent/argv.js';
+import { UsageError } from '../errors.js';
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, passthrough, signalExit } from '../agent/passthrough.js';
 import { HOLD_LIMIT, MAX_HELD_TAP_LINE, runAgent, type AgentRun } from '../agent/run-agent.js';
@@ -20,9 +21,7 @@ import { assistantDigest } from '../resume/digests.js';
 import { REASONS } from '../resume/reasons.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
-
-/** Exit status when the caller closed our stdout early: what a process killed by SIGPIPE reports. */
-const EXIT_STDOUT_CLOSED = signalExit('SIGPIPE');
+import { EXIT_STDOUT_CLOSED, writeStdout } from '../stdout.js';
 
 const OUTCOME_OF: Record<FailureKind, Outcome> = {
   resume: 'resume-failed',
@@ -93,8 +92,6 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const missing = goneChats(context, given, branches);
   let plan = planTurn(analysis, context, { branches, missingChats: missing });
 
-  // A reader that went away is noticed where it matters (the passthrough, writeStdout); a late EPIPE must not become a crash.
-  process.stdout.on('error', () => {});
   if (caller.dryRun) {
     client?.close();
     return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
@@ -216,19 +213,6 @@ async function quietly(say: (line: string) => void, what: string, call: () => Pr
   } catch (error) {
     say(`the helper failed on ${what} (${(error as Error).message}); going on without the cache`);
   }
-}
-
-/** Writes our own output to stdout; false when the reader has gone away. */
-function writeStdout(text: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const onError = (): void => resolve(false);
-    process.stdout.once('error', onError);
-    process.stdout.write(text, (error) => {
-      // On failure the listener stays to take the 'error' event that follows.
-      if (!error) process.stdout.off('error', onError);
-      resolve(!error);
-    });
-  });
 }
 
 function execute(plan: Plan, settings: Settings): Promise<AgentRun> {

@@ -14,12 +14,12 @@
 // only safe reading: a transcript without cursor's reply is either a retry after
 // a failure (the chat never got the message) or has lost the reply.
 import type { Command } from 'commander';
-import { UsageError } from '../agent/argv.js';
+import { CliError, UsageError } from '../errors.js';
 import { BranchStore } from '../cache/store.js';
 import { resolveSettings, type Settings } from '../config.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, planTurn, usesCache, type Plan } from '../plan.js';
-import { bytes, fail, paint, plural, printJson, table } from '../present.js';
+import { bytes, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
 import { provePrefix } from '../resume/prefix.js';
@@ -109,7 +109,7 @@ Examples:
       } else {
         process.stdout.write(render(results, enabled));
       }
-      if (difference !== null) fail(difference.message, EXIT_EXPECT_FAILED);
+      if (difference !== null) throw new CliError(difference.message, EXIT_EXPECT_FAILED);
     });
 }
 
