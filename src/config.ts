@@ -8,6 +8,7 @@ import envPaths from 'env-paths';
 import * as z from 'zod/mini';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
+import { parseSwitch, SHARED_SWITCH } from './resume/enabled.js';
 
 export const SEED_TTL_MINUTES = 60;
 export const SEED_MAX_ENTRIES = 64;
@@ -31,6 +32,12 @@ const seedLimit = (max: number) =>
 
 /** Every setting: its type, its default, the environment variable that overrides it. */
 export const SETTINGS = {
+  resume: {
+    schema: z.boolean('must be true or false'),
+    default: false,
+    env: 'CURSOR_RESUME_ENABLED',
+    help: `resume the existing Cursor chat when it is proven safe (unset: ${SHARED_SWITCH} decides, on for 1, true, on or yes)`,
+  },
   agent: {
     schema: z.string('must be a string').check(z.minLength(1, 'must not be empty')),
     default: 'cursor-agent',
@@ -92,7 +99,8 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 export type Settings = { -readonly [K in SettingName]: z.infer<(typeof SETTINGS)[K]['schema']> };
-export type Source = 'flag' | 'environment' | 'file' | 'default';
+/** Where a value came from; `shared environment` is CURSOR_ACP_SESSION_RESUME, which decides resume when our own setting is unset. */
+export type Source = 'flag' | 'environment' | 'file' | 'default' | 'shared environment';
 
 
 export const isSettingName = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
@@ -111,9 +119,8 @@ export const configFile = (): string => join(configDir(), 'config.json');
 export function parseSettingText(name: SettingName, text: string, where: string): unknown {
   const sample = SETTINGS[name].default;
   if (typeof sample === 'boolean') {
-    const t = text.trim().toLowerCase();
-    if (['1', 'true', 'on', 'yes'].includes(t)) return true;
-    if (['0', 'false', 'off', 'no', ''].includes(t)) return false;
+    const value = parseSwitch(text);
+    if (value !== undefined) return value;
     throw new ConfigError(`${name} (${where}): "${text}" is not a boolean; use 1, true, on or yes, or 0, false, off or no`);
   }
   if (typeof sample === 'number') {
@@ -191,6 +198,24 @@ export function resolveSettings(
   });
 }
 
+/** Whether resume is on, and which setting said so, for a person (`inspect --transcript`, `config list`, `simulate`). */
+export function describeResume({ settings, sources }: Resolved, env: NodeJS.ProcessEnv): { enabled: boolean; from: string; why: string } {
+  const enabled = settings.resume;
+  const own = SETTINGS.resume.env;
+  switch (sources.resume) {
+    case 'flag':
+      return { enabled, from: 'flag', why: 'the command line says so' };
+    case 'environment':
+      return { enabled, from: own, why: `${own} is ${JSON.stringify(envValue(env[own]))}` };
+    case 'file':
+      return { enabled, from: 'config file', why: `the config file sets resume to ${enabled}` };
+    case 'shared environment':
+      return { enabled, from: SHARED_SWITCH, why: `${SHARED_SWITCH} is ${JSON.stringify(envValue(env[SHARED_SWITCH]))} and ${own} is not set` };
+    default:
+      return { enabled, from: 'default', why: `resume is opt-in: set ${own}=1 (or cursor-resume config set resume true)` };
+  }
+}
+
 /** The settings of a run line, which a bad setting must not stop (see resolveRunSettings). */
 export interface RunSettings extends Resolved {
   /** What was ignored and why, one line each, for stderr: `ignoring ...; fix with ...`. */
@@ -235,9 +260,9 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
       );
     }
   }
-  const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name) => {
+  const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name, variable) => {
     if (name === 'runtimeDir') badEnvRuntimeDir = true;
-    ignored.push(`ignoring ${error.message}; unset ${SETTINGS[name].env} or fix its value`);
+    ignored.push(`ignoring ${error.message}; unset ${variable} or fix its value`);
   });
   // A bad file value the environment overrides decides nothing.
   const runtimeDirIgnored = badEnvRuntimeDir || (badFileRuntimeDir && resolved.sources.runtimeDir !== 'environment');
@@ -249,7 +274,7 @@ function resolveWith(
   env: NodeJS.ProcessEnv,
   flags: Partial<Settings>,
   file: Partial<Settings>,
-  bad: (error: ConfigError, name: SettingName) => void,
+  bad: (error: ConfigError, name: SettingName, variable: string) => void,
 ): Resolved {
   const settings = {} as Record<SettingName, unknown>;
   const sources = {} as Record<SettingName, Source>;
@@ -269,7 +294,7 @@ function resolveWith(
         continue;
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
-        bad(error, name);
+        bad(error, name, spec.env!);
       }
     }
     if (file[name] !== undefined) {
@@ -278,6 +303,18 @@ function resolveWith(
     } else {
       settings[name] = spec.default;
       sources[name] = 'default';
+    }
+  }
+  // Our own resume setting, when set, decides; else the switch callers share with us.
+  const shared = sources.resume === 'default' ? envValue(env[SHARED_SWITCH]) : undefined;
+  if (shared !== undefined) {
+    const on = parseSwitch(shared);
+    if (on === undefined) {
+      const error = new ConfigError(`resume (from ${SHARED_SWITCH}): ${JSON.stringify(shared)} is neither on (1, true, on, yes) nor off (0, false, off, no)`);
+      bad(error, 'resume', SHARED_SWITCH);
+    } else {
+      settings.resume = on;
+      sources.resume = 'shared environment';
     }
   }
   return { settings: settings as Settings, sources };

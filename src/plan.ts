@@ -5,7 +5,6 @@ import type { Branch } from './cache/types.js';
 import type { Settings } from './config.js';
 import { concreteModel } from './transcript/model.js';
 import { analyze, decide, type Analysis, type Decision } from './resume/decide.js';
-import { isResumeEnabled } from './resume/enabled.js';
 import { compileSideCallPatterns } from './resume/side-call.js';
 import type { Conversation } from './transcript/types.js';
 
@@ -44,7 +43,7 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
  */
 export function usesCache(analysis: Analysis, context: TurnContext): boolean {
   return (
-    isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME) &&
+    context.settings.resume &&
     analysis.conversation.shape !== 'text' &&
     !context.caller.callerResume &&
     analysis.anchor !== null &&
@@ -60,7 +59,7 @@ export function planTurn(
   const decision = decide({
     analysis,
     settings: {
-      enabled: isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME),
+      enabled: context.settings.resume,
       unsafeDelta: context.settings.unsafeDelta,
     },
     callerResume: context.caller.callerResume,

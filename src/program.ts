@@ -33,10 +33,11 @@ Run options (on a run line, beside cursor-agent's own flags):
   --trace FILE     append one JSON line per run to FILE
 
 Every other flag, and every cursor-agent subcommand (login, status, models, create-chat, ...), goes to
-cursor-agent unchanged. Resume is on only with CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes).
+cursor-agent unchanged. Resume is opt-in: CURSOR_RESUME_ENABLED=1 (or config set resume true); when
+neither is set, CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes), which OpenCode's plugin also reads.
 
 Examples:
-  CURSOR_ACP_SESSION_RESUME=1 cursor-resume --print --output-format stream-json < body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume --print --output-format stream-json < body.json
   cursor-resume --dry-run --model gpt-5 < body.json
   cursor-resume inspect --transcript body.json
   cursor-resume simulate --resume-on --expect fresh,resume-delta turn1.json turn2.json

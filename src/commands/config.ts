@@ -9,6 +9,7 @@ import { ConfigError, UsageError } from '../errors.js';
 import {
   SETTINGS,
   configFile,
+  describeResume,
   isSettingName,
   parseSettingText,
   readConfigFile,
@@ -20,7 +21,6 @@ import {
 import { envValue } from '../env-value.js';
 import { runtimePaths } from '../helper/paths.js';
 import { fields, paint, printJson, table } from '../present.js';
-import { isResumeEnabled } from '../resume/enabled.js';
 import { runLine } from '../turn-input.js';
 
 const NAMES = Object.keys(SETTINGS) as SettingName[];
@@ -38,13 +38,15 @@ ${NAMES.map((n) => `  ${n.padEnd(17)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [$
 
 A value comes from, first to last: a run-line flag (--verbose, --trace), its environment variable,
 the config file, the default. ttlMinutes and maxEntries may be lowered, never raised above the
-seed limits (60 minutes, 64 entries). Resume itself is switched on by CURSOR_ACP_SESSION_RESUME,
-not by a setting: callers such as OpenCode share that switch.
+seed limits (60 minutes, 64 entries). When resume is set nowhere (neither CURSOR_RESUME_ENABLED nor
+the file), CURSOR_ACP_SESSION_RESUME decides it; OpenCode's Cursor plugin reads that one too and then
+resumes by itself, so under OpenCode use CURSOR_RESUME_ENABLED or config set resume true.
 
 Exit status: 0; 2 for an unknown setting, a value that is not allowed, or a broken config file.
 
 Examples:
   cursor-resume config list
+  cursor-resume config set resume true
   cursor-resume config set ttlMinutes 30
   cursor-resume config set agent ~/.local/bin/cursor-agent
   cursor-resume config set sideCallPatterns '["Summarize the conversation"]'
@@ -156,8 +158,9 @@ function listSettings(rest: string[], options: { json?: boolean }): void {
     ...(caller.verbose ? { verbose: true } : {}),
     ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
   };
-  const { settings, sources } = resolveSettings(process.env, flags);
-  const resume = { enabled: isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME), value: process.env.CURSOR_ACP_SESSION_RESUME ?? null };
+  const resolved = resolveSettings(process.env, flags);
+  const { settings, sources } = resolved;
+  const resume = describeResume(resolved, process.env);
   if (options.json) {
     printJson({
       file: configFile(),
@@ -172,13 +175,19 @@ function listSettings(rest: string[], options: { json?: boolean }): void {
   const rows = NAMES.map((n) => [
     c.bold(n),
     show(n, settings[n]),
-    sources[n] === 'environment' ? `environment (${SETTINGS[n].env})` : sources[n] === 'default' ? c.dim('default') : sources[n],
+    sources[n] === 'environment'
+      ? `environment (${SETTINGS[n].env})`
+      : sources[n] === 'shared environment'
+        ? `environment (${resume.from})`
+        : sources[n] === 'default'
+          ? c.dim('default')
+          : sources[n],
   ]);
   process.stdout.write(table([{ header: 'SETTING' }, { header: 'VALUE' }, { header: 'SOURCE' }], rows, (h) => c.bold(h)));
   process.stdout.write(
     fields(
       [
-        ['resume', `${resume.enabled ? c.green('on') : 'off'} (CURSOR_ACP_SESSION_RESUME ${resume.value === null ? 'is not set' : `= ${JSON.stringify(resume.value)}`})`],
+        ['resume', `${resume.enabled ? c.green('on') : 'off'}: ${resume.why}`],
         ['file', configFile()],
       ],
       (l) => c.dim(l),

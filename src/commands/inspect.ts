@@ -8,12 +8,12 @@ import type { Command } from 'commander';
 import { handsOver } from '../agent/argv.js';
 import { CliError, UsageError } from '../errors.js';
 import type { Branch } from '../cache/types.js';
-import { resolveSettings, type Settings } from '../config.js';
+import { describeResume, resolveSettings, type Resolved, type Settings } from '../config.js';
 import { findingEnv, helperEnv } from '../helper-env.js';
 import { isSameVersion } from '../helper/client.js';
 import { probeHelper, underSettings } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
-import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan } from '../plan.js';
+import { analyzeTurn, dryRunView, planTurn, usesCache, type Plan, type TurnContext } from '../plan.js';
 import {
   ago,
   bytes,
@@ -29,7 +29,6 @@ import {
   table,
 } from '../present.js';
 import type { Analysis, BranchCheck } from '../resume/decide.js';
-import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
 import type { Message } from '../transcript/types.js';
 import { contextFor, goneChats, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn-input.js';
@@ -64,8 +63,8 @@ and why, side call or not, the anchor and what went into it, the branches found 
 running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
 against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
 (its lookup leaves the entries' order, expiry and the helper's limits as they were), yet plans as
-the next run will: a chat older than the lifetime the settings ask for is expired. Set CURSOR_ACP_SESSION_RESUME as the
-run you are explaining has it.
+the next run will: a chat older than the lifetime the settings ask for is expired. Set CURSOR_RESUME_ENABLED
+(or CURSOR_ACP_SESSION_RESUME) as the run you are explaining has it.
 
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with
 --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0); 2 for a
@@ -74,8 +73,8 @@ bad command line or transcript.
 Examples:
   cursor-resume inspect
   cursor-resume inspect --json | jq '.entries[] | {anchor, chatId, turns}'
-  CURSOR_ACP_SESSION_RESUME=1 cursor-resume inspect --transcript body.json
-  CURSOR_ACP_SESSION_RESUME=1 cursor-resume inspect --transcript - --model gpt-5 < body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume inspect --transcript body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume inspect --transcript - --model gpt-5 < body.json
   cursor-resume inspect --transcript body.json --json -- --print --output-format stream-json --force`,
     )
     .action(async (rest: string[], options: InspectOptions) => {
@@ -87,7 +86,7 @@ Examples:
         return;
       }
       // Explaining a decision needs the settings a run would use (and refuses a config file a run refuses).
-      await explain(options.transcript, options, rest, resolveSettings(process.env, {}).settings);
+      await explain(options.transcript, options, rest, resolveSettings(process.env, {}));
     });
 }
 
@@ -100,7 +99,7 @@ async function listEntries(json: boolean): Promise<void> {
       throw new CliError(`cannot reach the helper: ${probe.error}`);
     }
     if (json) printJson({ running: false, socketPath: probe.paths.socket, entries: [] });
-    else process.stdout.write(`no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with CURSOR_ACP_SESSION_RESUME=1 starts one.\n`);
+    else process.stdout.write(`no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with resume on (CURSOR_RESUME_ENABLED=1) starts one.\n`);
     return;
   }
   let branches: BranchSummary[];
@@ -219,7 +218,8 @@ interface CacheView {
   branches: Branch[] | null;
 }
 
-async function explain(file: string, options: InspectOptions, rest: string[], settings: Settings): Promise<void> {
+async function explain(file: string, options: InspectOptions, rest: string[], resolved: Resolved): Promise<void> {
+  const { settings } = resolved;
   const caller = runLine(options, rest);
   // A run line with a word (a prompt or a subcommand) or --version reads no transcript: a run hands it
   // all to cursor-agent, so there would be no decision to explain.
@@ -232,22 +232,22 @@ async function explain(file: string, options: InspectOptions, rest: string[], se
   const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
 
-  const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, settings) : notAsked(analysis, context.caller.callerResume);
+  const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, settings) : notAsked(analysis, context);
   // As a run does: chats gone from Cursor's store are not resumed.
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
-  const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, cache, plan, missing);
+  const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, describeResume(resolved, process.env), cache, plan, missing);
   if (options.json) printJson(view);
   else process.stdout.write(render(view));
 }
 
-function notAsked(analysis: Analysis, callerResume: boolean): CacheView {
+function notAsked(analysis: Analysis, { settings, caller }: TurnContext): CacheView {
   const why =
     analysis.conversation.shape === 'text'
       ? 'plain text is never resumed'
-      : !isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME)
+      : !settings.resume
         ? 'resume is off'
-        : callerResume
+        : caller.callerResume
           ? 'the caller chose the chat'
           : analysis.sideCall
             ? 'a side call never touches the cache'
@@ -294,13 +294,12 @@ function explanation(
   source: string,
   analysis: Analysis,
   line: { workspaceFrom: WorkspaceSource; modelFlag: boolean; callerResume: boolean },
+  resume: { enabled: boolean; from: string; why: string },
   cache: CacheView,
   plan: Plan,
   missing: ReadonlySet<string>,
 ) {
   const { conversation } = analysis;
-  const raw = process.env.CURSOR_ACP_SESSION_RESUME;
-  const enabled = isResumeEnabled(raw);
   const branches = new Map((cache.branches ?? []).map((b) => [b.chatId, b]));
   return {
     transcript: {
@@ -309,15 +308,7 @@ function explanation(
       messages: conversation.messages.length,
       tools: conversation.tools.length,
     },
-    resume: {
-      enabled,
-      value: raw ?? null,
-      why: enabled
-        ? `CURSOR_ACP_SESSION_RESUME is ${JSON.stringify(raw)}`
-        : raw === undefined
-          ? 'CURSOR_ACP_SESSION_RESUME is not set (resume is opt-in: 1, true, on or yes)'
-          : `CURSOR_ACP_SESSION_RESUME is ${JSON.stringify(raw)}, not 1, true, on or yes`,
-    },
+    resume,
     callerResume: line.callerResume,
     sideCall: analysis.sideCall,
     anchor: {
