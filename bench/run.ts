@@ -1,4 +1,4 @@
-// `npm run bench`: builds, then runs the five benchmarks of issue 6 against a
+// `npm run bench`: builds, then runs the benchmarks (0-5 of issue 6, 6 the hand-over of issue 11) against a
 // snapshot of the built program, prints one table and writes
 // bench/results/latest.json. Benchmarks, not tests: nothing here fails a build.
 //
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { addedTimeBench } from './added-time.js';
 import { bundleBench } from './bundle.js';
 import { helperLoadBench } from './helper-load.js';
+import { passthroughBench } from './passthrough.js';
 import { promptBytesBench } from './prompt-bytes.js';
 import type { BenchOutcome } from './lib/report.js';
 import { renderTable } from './lib/report.js';
@@ -29,6 +30,7 @@ const BENCHES: Array<[string, (snapshot: Snapshot, options: BenchOptions) => Pro
   ['3', streamingBench],
   ['4', scaleBench],
   ['5', helperLoadBench],
+  ['6', passthroughBench],
 ];
 
 function parseArgs(argv: string[]): { only: Set<string> | null; quick: boolean } {
@@ -39,7 +41,7 @@ function parseArgs(argv: string[]): { only: Set<string> | null; quick: boolean }
     if (arg === '--quick') quick = true;
     else if (arg === '--only') only = new Set((argv[++i] ?? '').split(','));
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
-    else throw new Error(`unknown argument ${arg}; use --only 0,1,2,3,4,5 and/or --quick`);
+    else throw new Error(`unknown argument ${arg}; use --only 0,1,2,3,4,5,6 and/or --quick`);
   }
   return { only, quick };
 }

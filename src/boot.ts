@@ -1,4 +1,6 @@
-// Loads the CLI bundle (dist/cli.cjs) with the V8 code cache the build made of it
+// The launcher's whole job: refuses a cursor-resume started by itself (src/self-call.ts),
+// hands a run line that is cursor-agent's whole straight to it (src/handover.ts), and
+// otherwise loads the CLI bundle (dist/cli.cjs) with the V8 code cache the build made of it
 // (dist/cli.cjs.cache): a turn then skips compiling most of its own code, about 10 ms
 // of every run (BENCHMARKS.md). The cache is taken only whole and for the exact bytes
 // it was made from (it opens with the SHA-256 of cli.cjs and of itself: V8 checks only
@@ -11,6 +13,9 @@ import Module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
+import { EXIT_USAGE } from './errors.js';
+import { handOver } from './handover.js';
+import { isSelfCall, markChildren, SELF_CALL_MESSAGE } from './self-call.js';
 
 const DIST = path.dirname(fileURLToPath(import.meta.url));
 export const CLI_FILE = path.join(DIST, 'cli.cjs');
@@ -18,7 +23,7 @@ export const CACHE_FILE = `${CLI_FILE}.cache`;
 const DIGEST_BYTES = 32;
 
 /**
- * The bundle's dynamic imports (of program.js and execa.js beside it) are calls to
+ * The bundle's dynamic imports (of program.js beside it) are calls to
  * __importBeside, made by the build: an import() compiled by vm needs an experimental
  * loader hook, and with a code cache Node 20 loses even that.
  */
@@ -54,4 +59,18 @@ export function startCli(options: { useCache: boolean } = { useCache: true }): {
   const importBeside = (specifier: string): Promise<unknown> => import(pathToFileURL(path.join(DIST, specifier)).href);
   script.runInThisContext()(cli.exports, Module.createRequire(CLI_FILE), cli, CLI_FILE, DIST, importBeside);
   return { script, source, cache: use === 'used' && script.cachedDataRejected ? 'rejected' : use };
+}
+
+/** What bin/cursor-resume.js runs. */
+export function launch(): void {
+  if (isSelfCall(process.env, process.ppid)) {
+    process.stderr.write(`cursor-resume: ${SELF_CALL_MESSAGE}\n`);
+    process.exitCode = EXIT_USAGE;
+    return;
+  }
+  markChildren(process.env, process.pid);
+  void handOver(process.argv.slice(2), process.env).then((code) => {
+    if (code === undefined) startCli();
+    else process.exitCode = code;
+  });
 }

@@ -2,19 +2,21 @@
 // straight to the run path, which loads as little as it can; our subcommands and
 // --help go through commander.
 import { parseCallerArgs } from './agent/argv.js';
-import { reportError } from './errors.js';
+import { reportError, UsageError } from './errors.js';
+import { OUR_COMMANDS, slipOnRunLine } from './near-miss.js';
 import { watchStdout } from './stdout.js';
-
-const OUR_COMMANDS = new Set(['inspect', 'helper', 'evict', 'config', 'simulate']);
 
 async function main(argv: string[]): Promise<number> {
   watchStdout();
   const first = argv[0];
   // --version is cursor-agent's; ours has a name of its own.
-  if (first !== undefined && (OUR_COMMANDS.has(first) || first === '--our-version')) {
+  if (first !== undefined && ((OUR_COMMANDS as readonly string[]).includes(first) || first === '--our-version')) {
     const { runProgram } = await import('./program.js');
     return runProgram(argv);
   }
+  // A slip of one of our commands or flags must never start a chat.
+  const slip = slipOnRunLine(argv);
+  if (slip !== undefined) throw new UsageError(slip);
   const caller = parseCallerArgs(argv);
   // `cursor-resume mcp --help` asks for cursor-agent's help on its subcommand: only a bare --help is ours.
   if (caller.help && caller.positionals.length === 0) {
