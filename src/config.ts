@@ -3,8 +3,10 @@
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import envPaths from 'env-paths';
+import { DEFAULT_AGENT } from './agent/passthrough.js';
+import { configFile } from './config-path.js';
+// The ES module build: esbuild cannot bundle the UMD one that "main" names.
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
 import * as z from 'zod/mini';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
@@ -40,7 +42,7 @@ export const SETTINGS = {
   },
   agent: {
     schema: z.string('must be a string').check(z.minLength(1, 'must not be empty')),
-    default: 'cursor-agent',
+    default: DEFAULT_AGENT,
     env: 'CURSOR_RESUME_AGENT',
     help: 'the cursor-agent executable: a name on PATH or a path',
   },
@@ -105,12 +107,7 @@ export type Source = 'flag' | 'environment' | 'file' | 'default' | 'shared envir
 
 export const isSettingName = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
 
-/** Where the config file lives: the platform's config folder for cursor-resume. */
-export function configDir(): string {
-  return envPaths('cursor-resume', { suffix: '' }).config;
-}
-
-export const configFile = (): string => join(configDir(), 'config.json');
+export { configDir, configFile } from './config-path.js';
 
 /**
  * Parses a value given as text (environment, `config set`) into the setting's type;
@@ -148,8 +145,33 @@ export function validateSetting<K extends SettingName>(name: K, value: unknown, 
   return result.data as Settings[K];
 }
 
+/** A config file that is not a JSON object at all (a syntax error, or another JSON value): its keys cannot be read one by one. */
+export class BrokenConfigFile extends ConfigError {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`the config file ${path} ${problem}; fix with cursor-resume config set NAME VALUE or config unset NAME (the broken file is kept beside it), or edit it`);
+  }
+  override name = 'BrokenConfigFile';
+}
+
+/**
+ * The first syntax error in a JSON text and where it is, as a person counts: "colon
+ * expected at line 3, column 13" (JSON.parse's own message names no place on Node 20).
+ */
+function syntaxError(text: string): string {
+  const errors: ParseError[] = [];
+  parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const first = errors[0];
+  const offset = first?.offset ?? text.length;
+  const what = first ? printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() : 'not JSON';
+  const lines = text.slice(0, offset).split('\n');
+  return `${what} at line ${lines.length}, column ${lines.at(-1)!.length + 1}`;
+}
+
 /** The config file's raw object, not yet checked key by key. A missing file is an empty one. */
-function readConfigObject(path: string): Record<string, unknown> {
+export function readConfigObject(path: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -161,11 +183,9 @@ function readConfigObject(path: string): Record<string, unknown> {
   try {
     data = JSON.parse(text);
   } catch {
-    throw new ConfigError(`the config file ${path} is not valid JSON; fix it, or remove it to use the defaults`);
+    throw new BrokenConfigFile(path, `is not valid JSON: ${syntaxError(text)}`);
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new ConfigError(`the config file ${path} must hold a JSON object`);
-  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new BrokenConfigFile(path, 'must hold a JSON object');
   return data as Record<string, unknown>;
 }
 
@@ -227,7 +247,8 @@ export interface RunSettings extends Resolved {
 /**
  * The settings of a run line. Only `agent` is needed to hand a turn to cursor-agent,
  * so only a bad agent setting (or a config file that cannot be read while it may
- * hold one) stops the run, with a ConfigError. Any other value that is not allowed
+ * hold one) stops the run, with a ConfigError; a file that is not a JSON object
+ * holds no agent, and the turn runs on the defaults. Any other value that is not allowed
  * is ignored, the next source deciding, and reported in `ignored`; an ignored
  * runtimeDir means the turn runs without the cache, not against another folder.
  */
@@ -242,8 +263,13 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
   try {
     stored = readConfigObject(path);
   } catch (error) {
-    if (!(error instanceof ConfigError) || !agentInEnv) throw error;
-    ignored.push(`ignoring the config file: ${error.message}`);
+    // A file that is not a JSON object holds nothing a run can read: the turn runs on the defaults.
+    if (!(error instanceof BrokenConfigFile) && !(error instanceof ConfigError && agentInEnv)) throw error;
+    ignored.push(
+      error instanceof BrokenConfigFile
+        ? `ignoring the config file ${error.path}, which ${error.problem}: running on the defaults; fix with cursor-resume config set NAME VALUE (the broken file is kept beside it), or edit it`
+        : `ignoring ${error.message}`,
+    );
   }
   const file: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(stored)) {

@@ -3,7 +3,8 @@
 // defaults, limits and environment variables; values are checked with it before
 // they are written, and `list` resolves them exactly as a run does
 // (run-line flag > environment > file > default).
-import { isAbsolute, resolve } from 'node:path';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, UsageError } from '../errors.js';
 import {
@@ -90,7 +91,7 @@ Examples:
     .argument('<value>', 'true/false, a whole number, text, or for sideCallPatterns a JSON array of strings')
     .addHelpText(
       'after',
-      '\nA relative path given for agent (containing a "/") or trace is stored made absolute.\n\nExamples:\n  cursor-resume config set ttlMinutes 30\n  cursor-resume config set unsafeDelta resume-full\n  cursor-resume config set trace ~/cursor-resume-trace.jsonl',
+      '\nA relative path given for agent (containing a "/") or trace is stored made absolute. An agent must\nbe an executable file (a name without "/": one on PATH), and not cursor-resume itself. A config\nfile that is not valid JSON is kept beside the new one (config.json.broken-TIME) and started anew.\n\nExamples:\n  cursor-resume config set ttlMinutes 30\n  cursor-resume config set unsafeDelta resume-full\n  cursor-resume config set trace ~/cursor-resume-trace.jsonl',
     )
     .action(async (name: string, text: string) => {
       const setting = settingName(name);
@@ -98,8 +99,10 @@ Examples:
       if ((setting === 'trace' && value !== '') || (setting === 'agent' && String(value).includes('/'))) {
         value = isAbsolute(String(value)) ? value : resolve(String(value));
       }
+      if (setting === 'agent') checkAgent(String(value));
       const { openConfigFile } = await import('../config-store.js');
-      const file = openConfigFile();
+      const { file, setAside } = openConfigFile();
+      if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
       file.set(setting, value);
       process.stdout.write(`${setting} = ${show(setting, value)} (in ${file.path})\n`);
       afterWrite(setting);
@@ -119,7 +122,8 @@ Examples:
         return;
       }
       const { openConfigFile } = await import('../config-store.js');
-      const file = openConfigFile();
+      const { file, setAside } = openConfigFile();
+      if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
       if (!file.has(name)) {
         settingName(name);
         process.stdout.write(`${name} is not set in ${file.path}\n`);
@@ -193,6 +197,36 @@ function listSettings(rest: string[], options: { json?: boolean }): void {
       (l) => c.dim(l),
     ),
   );
+}
+
+/**
+ * An agent setting that cannot run would fail only on the next turn: checked now.
+ * A name without a "/" is looked for on PATH, as a run looks for it.
+ */
+function checkAgent(agent: string): void {
+  const where = (file: string): 'ok' | 'missing' | 'directory' | 'not executable' => {
+    try {
+      if (statSync(file).isDirectory()) return 'directory';
+      accessSync(file, constants.X_OK);
+      return 'ok';
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'not executable';
+    }
+  };
+  const fix = 'give the path of the cursor-agent executable, or its name on PATH';
+  if (!agent.includes('/')) {
+    const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+    if (dirs.some((dir) => where(join(dir, agent)) === 'ok')) return;
+    throw new ConfigError(`agent (config set): "${agent}" is not an executable on PATH; ${fix}`);
+  }
+  const state = where(agent);
+  if (state === 'missing') throw new ConfigError(`agent (config set): ${agent} does not exist; ${fix}`);
+  if (state === 'directory') throw new ConfigError(`agent (config set): ${agent} is a directory; ${fix}`);
+  if (state === 'not executable') throw new ConfigError(`agent (config set): ${agent} is not executable; ${fix} (or chmod +x it)`);
+  // The check a run makes only once it is nested; here it is certain at once.
+  if (process.argv[1] !== undefined && realpathSync(agent) === realpathSync(process.argv[1])) {
+    throw new ConfigError(`agent (config set): ${agent} is cursor-resume itself, which would call itself without end; ${fix}`);
+  }
 }
 
 function settingName(name: string): SettingName {

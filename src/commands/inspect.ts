@@ -31,7 +31,7 @@ import {
 import type { Analysis, BranchCheck } from '../resume/decide.js';
 import { REASONS } from '../resume/reasons.js';
 import type { Message } from '../transcript/types.js';
-import { contextFor, goneChats, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn-input.js';
+import { goneChats, localContextFor, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn-input.js';
 
 interface InspectOptions {
   transcript?: string;
@@ -229,7 +229,7 @@ async function explain(file: string, options: InspectOptions, rest: string[], re
     );
   }
   const conversation = parseFrom(await readSource(file), file);
-  const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
+  const { context, given, workspaceFrom } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
 
   const cache = usesCache(analysis, context) ? await lookUp(analysis.anchor!, settings) : notAsked(analysis, context);

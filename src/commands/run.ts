@@ -14,7 +14,7 @@ import type { HelperClient } from '../helper/client.js';
 import { connectHelper, underSettings } from '../helper/launcher.js';
 import { helperEnv } from '../helper-env.js';
 import { analyzeTurn, dryRunView, planTurn, usesCache, withArgv, type Plan, type TurnContext } from '../plan.js';
-import { chatStoreSeen, contextFor, goneChats } from '../turn-input.js';
+import { chatStoreSeen, goneChats, localContextFor } from '../turn-input.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Analysis } from '../resume/decide.js';
 import { assistantDigest } from '../resume/digests.js';
@@ -56,7 +56,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   const started = performance.now();
   const conversation = parseTranscript(await readStdin());
-  const { context, given } = contextFor(conversation, caller, settings, process.env);
+  const { context, given } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
