@@ -18,7 +18,11 @@
 // program.js is a separate bundle with its own copies of the modules it shares with cli.cjs,
 // so nothing may depend on the two sharing a class or a module's state (cli.ts tells our
 // errors apart by name for this reason).
-import { build } from 'esbuild';
+// `npm install -g .` in a fresh clone runs this (prepare) without the devDependencies: say what to do.
+const { build } = await import('esbuild').catch(() => {
+  process.stderr.write('cursor-resume: building needs the devDependencies: run npm ci in this checkout first (README, Installing)\n');
+  process.exit(1);
+});
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 
