@@ -110,7 +110,7 @@ await Promise.all([
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
   build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
 ]);
-await Promise.all([cheapBuiltinImports('dist/cli.cjs'), cheapBuiltinImports('dist/helper/helper-server.js')]);
+await Promise.all(['dist/boot.cjs', 'dist/cli.cjs', 'dist/helper/helper-server.js'].map(cheapBuiltinImports));
 await importsThroughBoot('dist/cli.cjs');
 await writeFile('dist/helper/package.json', '{ "type": "commonjs" }\n');
 await chmod('dist/stand-in/cursor-agent.js', 0o755);

@@ -7,7 +7,6 @@
 // the source's length, and a damaged cache can crash it), and only where V8 accepts it
 // (the same Node and flags); anywhere else cli.cjs is compiled as usual. Nothing here
 // writes a file: the build makes the cache (scripts/code-cache.mjs).
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';
@@ -15,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
 import { EXIT_USAGE } from './errors.js';
 import { handOver } from './handover.js';
+import { builtin } from './lazy-builtin.js';
 import { isSelfCall, markChildren, SELF_CALL_MESSAGE } from './self-call.js';
 
 const DIST = path.dirname(fileURLToPath(import.meta.url));
@@ -30,7 +30,8 @@ const DIGEST_BYTES = 32;
 const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'];
 
 /** What opens the cache file: the digest of cli.cjs and of V8's data that follows. */
-export const cacheDigest = (source: string, data: Buffer): Buffer => createHash('sha256').update(source).update(data).digest();
+export const cacheDigest = (source: string, data: Buffer): Buffer =>
+  builtin<typeof import('node:crypto')>('node:crypto').createHash('sha256').update(source).update(data).digest();
 
 /** What became of the code cache: used, refused by V8 (another Node or flags), made of other bytes or damaged, or not there. */
 export type CacheUse = 'used' | 'rejected' | 'mismatch' | 'absent' | 'off';

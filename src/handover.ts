@@ -7,18 +7,18 @@
 // are resolved as a run resolves them (config.ts), bad ones said the same way; with
 // no config file and none of our variables but the agent and the resume switch there
 // is nothing to resolve, and the settings table is not even loaded.
-import { isatty } from 'node:tty';
+import { existsSync } from 'node:fs';
 import { handsOver, parseCallerArgs, type CallerArgs } from './agent/argv.js';
 import { DEFAULT_AGENT, passthrough } from './agent/passthrough.js';
-import { existsSync } from 'node:fs';
 import { configFile } from './config-path.js';
 import { envValue } from './env-value.js';
+import { builtin } from './lazy-builtin.js';
 import { parseSwitch } from './resume/enabled.js';
 import { MARK } from './self-call.js';
 import { OUR_COMMANDS, slipOnRunLine } from './near-miss.js';
 
 /** cursor-agent's arguments when the whole line is cursor-agent's; undefined when the CLI must look at it. */
-export function agentLine(argv: ReadonlyArray<string>, stdinIsTty: boolean): CallerArgs | undefined {
+export function agentLine(argv: ReadonlyArray<string>, stdinIsTty: () => boolean): CallerArgs | undefined {
   const first = argv[0];
   if (first === '--our-version' || (OUR_COMMANDS as readonly string[]).includes(first ?? '') || slipOnRunLine(argv) !== undefined) return undefined;
   let caller: CallerArgs;
@@ -28,7 +28,7 @@ export function agentLine(argv: ReadonlyArray<string>, stdinIsTty: boolean): Cal
     return undefined;
   }
   if (caller.dryRun || (caller.help && caller.positionals.length === 0)) return undefined;
-  return handsOver(caller) || stdinIsTty ? caller : undefined;
+  return handsOver(caller) || stdinIsTty() ? caller : undefined;
 }
 
 /** Variables of ours that need no check beyond what is done here (the self-call mark is not a setting). */
@@ -50,7 +50,7 @@ export function plainAgent(env: NodeJS.ProcessEnv, path: string = configFile()):
 /** Hands the line over and gives cursor-agent's exit status, or undefined for the CLI to run it. */
 export async function handOver(argv: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<number | undefined> {
   // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking for cursor-agent.
-  const caller = agentLine(argv, isatty(0));
+  const caller = agentLine(argv, () => builtin<typeof import('node:tty')>('node:tty').isatty(0));
   if (caller === undefined) return undefined;
   let agent = plainAgent(env);
   if (agent === undefined) {
