@@ -6,6 +6,7 @@ import { addHelperCommand } from './commands/helper.js';
 import { addInspectCommand } from './commands/inspect.js';
 import { addSimulateCommand } from './commands/simulate.js';
 import { EXIT_USAGE, reportError } from './errors.js';
+import { wrapHelp } from './present.js';
 import { EXIT_STDOUT_CLOSED, writeStdout } from './stdout.js';
 import { VERSION } from './version.js';
 
@@ -22,7 +23,11 @@ export function buildProgram(): Command {
     .helpCommand(false)
     .exitOverride()
     // Our errors all read `cursor-resume: ...` and say what to do next; subcommands inherit this.
-    .configureOutput({ outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '')}`) })
+    // Help wrapped to the terminal (80 columns elsewhere, as commander wraps its own part).
+    .configureOutput({
+      outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '')}`),
+      writeOut: (text) => process.stdout.write(wrapHelp(text, process.stdout.isTTY ? process.stdout.columns : 80)),
+    })
     .showHelpAfterError('(add --help for usage and examples)')
     .addHelpText(
       'after',

@@ -35,7 +35,7 @@ export function addConfigCommand(program: Command): Command {
       'after',
       `
 Settings (environment variable, if any, in brackets):
-${NAMES.map((n) => `  ${n.padEnd(17)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [${SETTINGS[n].env}]` : ''}`).join('\n')}
+${NAMES.map((n) => `  ${n.padEnd(18)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [${SETTINGS[n].env}]` : ''}`).join('\n')}
 
 A value comes from, first to last: a run-line flag (--verbose, --trace), its environment variable,
 the config file, the default. ttlMinutes and maxEntries may be lowered, never raised above the

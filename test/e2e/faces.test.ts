@@ -792,6 +792,9 @@ describe('presentation', { concurrency: true }, () => {
         assert.equal(r.code, 0, `${command.join(' ')}: ${r.stderr}`);
         assert.match(r.stdout, /^Usage: cursor-resume /);
         assert.match(r.stdout, /\nExamples:\n {2}cursor-resume /, command.join(' '));
+        // Not a terminal: 80 columns, as commander wraps its own lines; examples stay whole, to be copied.
+        const prose = r.stdout.split('\nExamples:\n')[0]!;
+        assert.deepEqual(prose.split('\n').filter((l) => l.length > 80), [], `${command.join(' ')}: lines over 80 columns`);
       }),
     );
     const top = await cli(['--help'], env);
