@@ -96,7 +96,7 @@ Examples:
         throw new CliError(`cannot stop the helper: ${result.reason}`);
       }
       if (options.json) {
-        print(result.stopped ? { stopped: true, pid: result.pid, version: result.version } : { stopped: false });
+        print(result.stopped ? { running: false, stopped: true, pid: result.pid, version: result.version } : { running: false, stopped: false });
         return;
       }
       process.stdout.write(result.stopped ? `helper stopped (pid ${result.pid})\n` : 'no helper running\n');
@@ -144,7 +144,8 @@ Examples:
         probe.client.close();
       }
       if (options.json) {
-        print({ running: true, current, ...stats });
+        // Points in time as ISO strings, as every --json prints them (README, "--json").
+        print({ running: true, current, ...stats, startedAt: new Date(stats.startedAt).toISOString() });
         return;
       }
       process.stdout.write(formatStatus(stats, current));

@@ -157,3 +157,17 @@ describe('the stand-in', () => {
     assert.equal(readdirSync(join(chosen, 'chats')).length, 1);
   });
 });
+
+describe('--json conventions', () => {
+  test('helper status gives startedAt as an ISO string; helper stop says running: false', async () => {
+    const env = world();
+    assert.equal((await runCli(['helper', 'start'], { env })).code, 0);
+    const status = JSON.parse((await runCli(['helper', 'status', '--json'], { env })).stdout) as { startedAt: unknown; uptimeMs: unknown };
+    assert.equal(typeof status.startedAt, 'string');
+    assert.equal(new Date(status.startedAt as string).toISOString(), status.startedAt);
+    assert.equal(typeof status.uptimeMs, 'number');
+    const stop = JSON.parse((await runCli(['helper', 'stop', '--json'], { env })).stdout) as Record<string, unknown>;
+    assert.deepEqual([stop.running, stop.stopped], [false, true]);
+    assert.deepEqual(JSON.parse((await runCli(['helper', 'stop', '--json'], { env })).stdout), { running: false, stopped: false });
+  });
+});
