@@ -22,13 +22,12 @@ export function buildProgram(): Command {
     // `help` is cursor-agent's subcommand (`cursor-resume help` goes to it); ours is --help.
     .helpCommand(false)
     .exitOverride()
-    // Our errors all read `cursor-resume: ...` and say what to do next; subcommands inherit this.
-    // Help wrapped to the terminal (80 columns elsewhere, as commander wraps its own part).
+    // Our errors all read `cursor-resume: ...` on one line and say what to do next; subcommands
+    // inherit this. Help is wrapped to the terminal (80 columns elsewhere, as commander wraps its own part).
     .configureOutput({
-      outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '')}`),
+      outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '').trimEnd()} (add --help for usage and examples)\n`),
       writeOut: (text) => process.stdout.write(wrapHelp(text, process.stdout.isTTY ? process.stdout.columns : 80)),
     })
-    .showHelpAfterError('(add --help for usage and examples)')
     .addHelpText(
       'after',
       `

@@ -266,7 +266,7 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
       [['inspect', '--transcript', write(dir, 'bad.json', '{"messages": [')], /^cursor-resume: .*bad\.json: not valid JSON/],
       [['inspect', '--transcript', write(dir, 'role.json', '{"messages":[{"role":"bot","content":"x"}]}')], /role\.json: messages\[0\]\.role: unknown role "bot"/],
       [['inspect', '--model', 'gpt-5'], /^cursor-resume: a run line, --model and --workspace go with --transcript FILE/],
-      [['inspect', '--bogus'], /^cursor-resume: unknown option '--bogus'\n\(add --help for usage and examples\)\n$/],
+      [['inspect', '--bogus'], /^cursor-resume: unknown option '--bogus' \(add --help for usage and examples\)\n$/],
       [['inspect', '--transcript'], /^cursor-resume: option '--transcript <file>' argument missing/],
     ];
     for (const [args, expected] of cases) {
@@ -423,8 +423,8 @@ describe('arguments', () => {
     const env = world();
     const dir = tempDir();
     const body = write(dir, 'body.json', JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
-    const tooMany = (name: string): RegExp => new RegExp(`^cursor-resume: too many arguments for '${name}'\\. Expected \\d arguments? but got \\d+\\.\n\\(add --help for usage and examples\\)\n$`);
-    const missing = (name: string): RegExp => new RegExp(`^cursor-resume: missing required argument '${name}'\n`);
+    const tooMany = (name: string): RegExp => new RegExp(`^cursor-resume: too many arguments for '${name}'\\. Expected \\d arguments? but got \\d+\\. \\(add --help for usage and examples\\)\n$`);
+    const missing = (name: string): RegExp => new RegExp(`^cursor-resume: missing required argument '${name}' \\(add --help for usage and examples\\)\n$`);
     const noSetting = (word: string): RegExp => new RegExp(`^cursor-resume: config list: "${word}" changes no setting; after "--" give only --verbose and --trace FILE`);
     const prompt = (word: string): RegExp => new RegExp(`^cursor-resume: inspect --transcript: the run line has "${word}"; .* Give only flags after "--"`);
     const cases: Array<[string[], RegExp]> = [
