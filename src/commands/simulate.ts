@@ -108,6 +108,8 @@ Examples:
         });
       } else {
         process.stdout.write(render(results, enabled));
+        // A check that passes says so: silence would look the same as no check.
+        if (expected !== undefined && difference === null) process.stdout.write(`expected decisions: all ${expected.length} match\n`);
       }
       if (difference !== null) throw new CliError(difference.message, EXIT_EXPECT_FAILED);
     });

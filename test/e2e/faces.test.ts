@@ -538,6 +538,7 @@ describe('simulate', { concurrency: true }, () => {
     const pass = await cli(['simulate', '--expect', 'fresh:no-entry,resume-delta,resume-delta:delta', ...files], env);
     assert.equal(pass.code, 0, pass.stderr);
     assert.equal(pass.stderr, '');
+    assert.match(pass.stdout, /\nexpected decisions: all 3 match\n$/);
 
     const fail = await cli(['simulate', '--expect', 'fresh,fresh,resume-delta', ...files], env);
     assert.equal(fail.code, 1);
