@@ -1,4 +1,4 @@
-// `npm run bench`: builds, then runs the benchmarks of issue 6 (and 6: issue 11's OpenCode session) against a
+// `npm run bench`: builds, then runs the benchmarks (0-5 of issue 6, 6 issue 11's OpenCode session, 7 the hand-over) against a
 // snapshot of the built program, prints one table and writes
 // bench/results/latest.json. Benchmarks, not tests: nothing here fails a build.
 //
@@ -12,6 +12,7 @@ import { addedTimeBench } from './added-time.js';
 import { bundleBench } from './bundle.js';
 import { helperLoadBench } from './helper-load.js';
 import { opencodeSessionBench } from './opencode-session.js';
+import { passthroughBench } from './passthrough.js';
 import { promptBytesBench } from './prompt-bytes.js';
 import type { BenchOutcome } from './lib/report.js';
 import { renderTable } from './lib/report.js';
@@ -31,6 +32,7 @@ const BENCHES: Array<[string, (snapshot: Snapshot, options: BenchOptions) => Pro
   ['4', scaleBench],
   ['5', helperLoadBench],
   ['6', (s) => opencodeSessionBench(s)],
+  ['7', passthroughBench],
 ];
 
 function parseArgs(argv: string[]): { only: Set<string> | null; quick: boolean } {

@@ -5,11 +5,12 @@
 //                                 six chunks.
 //   dist/cli.cjs.cache            V8's code cache of cli.cjs, taken from a real turn
 //                                 (scripts/code-cache.mjs): about 10 ms less again
-//   dist/boot.cjs                 loads cli.cjs with that cache; bin/ (CommonJS, see
-//                                 bin/package.json) requires it
+//   dist/boot.cjs                 refuses a cursor-resume that runs itself, hands a line that
+//                                 is cursor-agent's whole straight to it, else loads cli.cjs
+//                                 with that cache; bin/ (CommonJS, see bin/package.json)
+//                                 requires it
 //   dist/program.js (+ chunks)    our subcommands and --help (commander, chalk, conf), ES modules,
 //                                 imported by cli.cjs only when one of them runs
-//   dist/execa.js                 execa, for handing cursor-agent's own subcommands over
 //   dist/helper/helper-server.js  the helper daemon: one self-contained CommonJS file (its own
 //                                 package.json says so), which starts about 15 ms sooner than
 //                                 an ES module, and a run that starts the helper waits for it
@@ -17,7 +18,11 @@
 // program.js is a separate bundle with its own copies of the modules it shares with cli.cjs,
 // so nothing may depend on the two sharing a class or a module's state (cli.ts tells our
 // errors apart by name for this reason).
-import { build } from 'esbuild';
+// `npm install -g .` in a fresh clone runs this (prepare) without the devDependencies: say what to do.
+const { build } = await import('esbuild').catch(() => {
+  process.stderr.write('cursor-resume: building needs the devDependencies: run npm ci in this checkout first (README, Installing)\n');
+  process.exit(1);
+});
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { BUILTIN_BANNER, cheapBuiltinImports, importsThroughBoot } from './build-patches.mjs';
 
@@ -41,7 +46,6 @@ const lazyFromCli = {
   name: 'lazy-from-cli',
   setup(b) {
     b.onResolve({ filter: /^\.\/program\.js$/ }, (args) => (args.importer.endsWith('src/cli.ts') ? { path: './program.js', external: true } : undefined));
-    b.onResolve({ filter: /^execa$/ }, () => ({ path: './execa.js', external: true }));
   },
 };
 
@@ -85,11 +89,15 @@ await rm('dist', { recursive: true, force: true });
 await Promise.all([
   build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli] }),
   build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
-  build({ ...esm, entryPoints: { program: 'src/program.ts', execa: 'node_modules/execa/index.js' }, splitting: true }),
+  build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true }),
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
   build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
 ]);
-await Promise.all([patch('dist/cli.cjs', cheapBuiltinImports, importsThroughBoot), patch('dist/helper/helper-server.js', cheapBuiltinImports)]);
+await Promise.all([
+  patch('dist/boot.cjs', cheapBuiltinImports),
+  patch('dist/cli.cjs', cheapBuiltinImports, importsThroughBoot),
+  patch('dist/helper/helper-server.js', cheapBuiltinImports),
+]);
 await writeFile('dist/helper/package.json', '{ "type": "commonjs" }\n');
 await chmod('dist/stand-in/cursor-agent.js', 0o755);
 // Last: the cache must be made of cli.cjs exactly as it ships.

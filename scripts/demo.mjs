@@ -12,7 +12,7 @@ const world = realpathSync(mkdtempSync(join(tmpdir(), 'cursor-resume-demo-')));
 const trace = join(world, 'trace.jsonl');
 const env = {
   ...process.env,
-  CURSOR_ACP_SESSION_RESUME: '1',
+  CURSOR_RESUME_ENABLED: '1',
   CURSOR_RESUME_AGENT: join(root, 'dist', 'stand-in', 'cursor-agent.js'),
   CURSOR_RESUME_RUNTIME_DIR: join(world, 'run'),
   CURSOR_CONFIG_DIR: join(world, 'cursor'),

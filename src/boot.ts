@@ -1,16 +1,21 @@
-// Loads the CLI bundle (dist/cli.cjs) with the V8 code cache the build made of it
+// The launcher's whole job: refuses a cursor-resume started by itself (src/self-call.ts),
+// hands a run line that is cursor-agent's whole straight to it (src/handover.ts), and
+// otherwise loads the CLI bundle (dist/cli.cjs) with the V8 code cache the build made of it
 // (dist/cli.cjs.cache): a turn then skips compiling most of its own code, about 10 ms
 // of every run (BENCHMARKS.md). The cache is taken only whole and for the exact bytes
 // it was made from (it opens with the SHA-256 of cli.cjs and of itself: V8 checks only
 // the source's length, and a damaged cache can crash it), and only where V8 accepts it
 // (the same Node and flags); anywhere else cli.cjs is compiled as usual. Nothing here
 // writes a file: the build makes the cache (scripts/code-cache.mjs).
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import vm from 'node:vm';
+import { EXIT_USAGE } from './errors.js';
+import { handOver } from './handover.js';
+import { builtin } from './lazy-builtin.js';
+import { isSelfCall, markChildren, SELF_CALL_MESSAGE } from './self-call.js';
 
 const DIST = path.dirname(fileURLToPath(import.meta.url));
 export const CLI_FILE = path.join(DIST, 'cli.cjs');
@@ -18,14 +23,15 @@ export const CACHE_FILE = `${CLI_FILE}.cache`;
 const DIGEST_BYTES = 32;
 
 /**
- * The bundle's dynamic imports (of program.js and execa.js beside it) are calls to
+ * The bundle's dynamic imports (of program.js beside it) are calls to
  * __importBeside, made by the build: an import() compiled by vm needs an experimental
  * loader hook, and with a code cache Node 20 loses even that.
  */
 const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'];
 
 /** What opens the cache file: the digest of cli.cjs and of V8's data that follows. */
-export const cacheDigest = (source: string, data: Buffer): Buffer => createHash('sha256').update(source).update(data).digest();
+export const cacheDigest = (source: string, data: Buffer): Buffer =>
+  builtin<typeof import('node:crypto')>('node:crypto').createHash('sha256').update(source).update(data).digest();
 
 /** What became of the code cache: used, refused by V8 (another Node or flags), made of other bytes or damaged, or not there. */
 export type CacheUse = 'used' | 'rejected' | 'mismatch' | 'absent' | 'off';
@@ -54,4 +60,18 @@ export function startCli(options: { useCache: boolean } = { useCache: true }): {
   const importBeside = (specifier: string): Promise<unknown> => import(pathToFileURL(path.join(DIST, specifier)).href);
   script.runInThisContext()(cli.exports, Module.createRequire(CLI_FILE), cli, CLI_FILE, DIST, importBeside);
   return { script, source, cache: use === 'used' && script.cachedDataRejected ? 'rejected' : use };
+}
+
+/** What bin/cursor-resume.js runs. */
+export function launch(): void {
+  if (isSelfCall(process.env, process.ppid)) {
+    process.stderr.write(`cursor-resume: ${SELF_CALL_MESSAGE}\n`);
+    process.exitCode = EXIT_USAGE;
+    return;
+  }
+  markChildren(process.env, process.pid);
+  void handOver(process.argv.slice(2), process.env).then((code) => {
+    if (code === undefined) startCli();
+    else process.exitCode = code;
+  });
 }

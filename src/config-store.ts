@@ -2,35 +2,28 @@
 // needed). Loaded only by `config set` / `config unset`: conf brings a JSON
 // schema validator along, which nothing else needs. The file is exactly
 // configFile(), the one the run path reads with readConfigFile.
-import { readFileSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import Conf from 'conf';
-import { ConfigError, configDir, configFile } from './config.js';
+import { BrokenConfigFile, configDir, configFile, readConfigObject } from './config.js';
 
-/** The file as conf will see it: checked to be a JSON object first (conf would quietly replace anything else). */
-function checkReadable(path: string): void {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new ConfigError(`cannot read the config file ${path}: ${(error as Error).message}`);
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    throw new ConfigError(`the config file ${path} is not valid JSON; fix it, or remove it to start again from the defaults`);
-  }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new ConfigError(`the config file ${path} must hold a JSON object; fix it, or remove it to start again from the defaults`);
-  }
-}
-
-/** The config file, for writing. Its keys are not checked here: `unset` must be able to remove a bad one. */
-export function openConfigFile(): Conf<Record<string, unknown>> {
+/**
+ * The config file, for writing. Its keys are not checked here: `unset` must be able to
+ * remove a bad one. A file that is not a JSON object (conf would quietly replace it) is
+ * first renamed to `config.json.broken-<time>`, so that nothing in it is lost; `setAside`
+ * names that file and says why.
+ */
+export function openConfigFile(): { file: Conf<Record<string, unknown>>; setAside?: string } {
   const path = configFile();
-  checkReadable(path);
-  const conf = new Conf<Record<string, unknown>>({
+  let setAside: string | undefined;
+  try {
+    readConfigObject(path);
+  } catch (error) {
+    if (!(error instanceof BrokenConfigFile)) throw error;
+    const kept = `${path}.broken-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    renameSync(path, kept);
+    setAside = `the config file ${path} ${error.problem}: it was kept as ${kept}, and a new one started`;
+  }
+  const file = new Conf<Record<string, unknown>>({
     cwd: configDir(),
     configName: 'config',
     fileExtension: 'json',
@@ -38,6 +31,6 @@ export function openConfigFile(): Conf<Record<string, unknown>> {
     accessPropertiesByDotNotation: false,
   });
   // One file, one truth: if conf ever resolved another path, runs would not see what we wrote.
-  if (conf.path !== path) throw new Error(`conf writes ${conf.path}, but runs read ${path}`);
-  return conf;
+  if (file.path !== path) throw new Error(`conf writes ${file.path}, but runs read ${path}`);
+  return setAside === undefined ? { file } : { file, setAside };
 }

@@ -3,11 +3,15 @@
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import envPaths from 'env-paths';
+import { DEFAULT_AGENT } from './agent/passthrough.js';
+import { configFile } from './config-path.js';
+// The ES module build: esbuild cannot bundle the UMD one that "main" names.
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
 import * as z from 'zod/mini';
 import { SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
+import { ConfigError } from './errors.js';
+import { parseSwitch, SHARED_SWITCH } from './resume/enabled.js';
 
 // The seed lives with the cache's limits; the config file speaks minutes.
 export const SEED_TTL_MINUTES = SEED_LIMITS.ttlMs / 60_000;
@@ -32,9 +36,15 @@ const seedLimit = (max: number) =>
 
 /** Every setting: its type, its default, the environment variable that overrides it. */
 export const SETTINGS = {
+  resume: {
+    schema: z.boolean('must be true or false'),
+    default: false,
+    env: 'CURSOR_RESUME_ENABLED',
+    help: `resume the existing Cursor chat when it is proven safe (unset: ${SHARED_SWITCH} decides, on for 1, true, on or yes)`,
+  },
   agent: {
     schema: z.string('must be a string').check(z.minLength(1, 'must not be empty')),
-    default: 'cursor-agent',
+    default: DEFAULT_AGENT,
     env: 'CURSOR_RESUME_AGENT',
     help: 'the cursor-agent executable: a name on PATH or a path',
   },
@@ -93,20 +103,13 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS;
 export type Settings = { -readonly [K in SettingName]: z.infer<(typeof SETTINGS)[K]['schema']> };
-export type Source = 'flag' | 'environment' | 'file' | 'default';
+/** Where a value came from; `shared environment` is CURSOR_ACP_SESSION_RESUME, which decides resume when our own setting is unset. */
+export type Source = 'flag' | 'environment' | 'file' | 'default' | 'shared environment';
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
 
 export const isSettingName = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
 
-/** Where the config file lives: the platform's config folder for cursor-resume. */
-export function configDir(): string {
-  return envPaths('cursor-resume', { suffix: '' }).config;
-}
-
-export const configFile = (): string => join(configDir(), 'config.json');
+export { configDir, configFile } from './config-path.js';
 
 /**
  * Parses a value given as text (environment, `config set`) into the setting's type;
@@ -115,9 +118,8 @@ export const configFile = (): string => join(configDir(), 'config.json');
 export function parseSettingText(name: SettingName, text: string, where: string): unknown {
   const sample = SETTINGS[name].default;
   if (typeof sample === 'boolean') {
-    const t = text.trim().toLowerCase();
-    if (['1', 'true', 'on', 'yes'].includes(t)) return true;
-    if (['0', 'false', 'off', 'no', ''].includes(t)) return false;
+    const value = parseSwitch(text);
+    if (value !== undefined) return value;
     throw new ConfigError(`${name} (${where}): "${text}" is not a boolean; use 1, true, on or yes, or 0, false, off or no`);
   }
   if (typeof sample === 'number') {
@@ -145,8 +147,33 @@ export function validateSetting<K extends SettingName>(name: K, value: unknown, 
   return result.data as Settings[K];
 }
 
+/** A config file that is not a JSON object at all (a syntax error, or another JSON value): its keys cannot be read one by one. */
+export class BrokenConfigFile extends ConfigError {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`the config file ${path} ${problem}; fix with cursor-resume config set NAME VALUE or config unset NAME (the broken file is kept beside it), or edit it`);
+  }
+  override name = 'BrokenConfigFile';
+}
+
+/**
+ * The first syntax error in a JSON text and where it is, as a person counts: "colon
+ * expected at line 3, column 13" (JSON.parse's own message names no place on Node 20).
+ */
+function syntaxError(text: string): string {
+  const errors: ParseError[] = [];
+  parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const first = errors[0];
+  const offset = first?.offset ?? text.length;
+  const what = first ? printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() : 'not JSON';
+  const lines = text.slice(0, offset).split('\n');
+  return `${what} at line ${lines.length}, column ${lines.at(-1)!.length + 1}`;
+}
+
 /** The config file's raw object, not yet checked key by key. A missing file is an empty one. */
-function readConfigObject(path: string): Record<string, unknown> {
+export function readConfigObject(path: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -158,11 +185,9 @@ function readConfigObject(path: string): Record<string, unknown> {
   try {
     data = JSON.parse(text);
   } catch {
-    throw new ConfigError(`the config file ${path} is not valid JSON; fix it, or remove it to use the defaults`);
+    throw new BrokenConfigFile(path, `is not valid JSON: ${syntaxError(text)}`);
   }
-  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw new ConfigError(`the config file ${path} must hold a JSON object`);
-  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new BrokenConfigFile(path, 'must hold a JSON object');
   return data as Record<string, unknown>;
 }
 
@@ -195,6 +220,24 @@ export function resolveSettings(
   });
 }
 
+/** Whether resume is on, and which setting said so, for a person (`inspect --transcript`, `config list`, `simulate`). */
+export function describeResume({ settings, sources }: Resolved, env: NodeJS.ProcessEnv): { enabled: boolean; from: string; why: string } {
+  const enabled = settings.resume;
+  const own = SETTINGS.resume.env;
+  switch (sources.resume) {
+    case 'flag':
+      return { enabled, from: 'flag', why: 'the command line says so' };
+    case 'environment':
+      return { enabled, from: own, why: `${own} is ${JSON.stringify(envValue(env[own]))}` };
+    case 'file':
+      return { enabled, from: 'config file', why: `the config file sets resume to ${enabled}` };
+    case 'shared environment':
+      return { enabled, from: SHARED_SWITCH, why: `${SHARED_SWITCH} is ${JSON.stringify(envValue(env[SHARED_SWITCH]))} and ${own} is not set` };
+    default:
+      return { enabled, from: 'default', why: `resume is opt-in: set ${own}=1 (or cursor-resume config set resume true)` };
+  }
+}
+
 /** The settings of a run line, which a bad setting must not stop (see resolveRunSettings). */
 export interface RunSettings extends Resolved {
   /** What was ignored and why, one line each, for stderr: `ignoring ...; fix with ...`. */
@@ -206,7 +249,8 @@ export interface RunSettings extends Resolved {
 /**
  * The settings of a run line. Only `agent` is needed to hand a turn to cursor-agent,
  * so only a bad agent setting (or a config file that cannot be read while it may
- * hold one) stops the run, with a ConfigError. Any other value that is not allowed
+ * hold one) stops the run, with a ConfigError; a file that is not a JSON object
+ * holds no agent, and the turn runs on the defaults. Any other value that is not allowed
  * is ignored, the next source deciding, and reported in `ignored`; an ignored
  * runtimeDir means the turn runs without the cache, not against another folder.
  */
@@ -221,8 +265,13 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
   try {
     stored = readConfigObject(path);
   } catch (error) {
-    if (!(error instanceof ConfigError) || !agentInEnv) throw error;
-    ignored.push(`ignoring the config file: ${error.message}`);
+    // A file that is not a JSON object holds nothing a run can read: the turn runs on the defaults.
+    if (!(error instanceof BrokenConfigFile) && !(error instanceof ConfigError && agentInEnv)) throw error;
+    ignored.push(
+      error instanceof BrokenConfigFile
+        ? `ignoring the config file ${error.path}, which ${error.problem}: running on the defaults; fix with cursor-resume config set NAME VALUE (the broken file is kept beside it), or edit it`
+        : `ignoring ${error.message}`,
+    );
   }
   const file: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(stored)) {
@@ -239,9 +288,9 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
       );
     }
   }
-  const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name) => {
+  const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name, variable) => {
     if (name === 'runtimeDir') badEnvRuntimeDir = true;
-    ignored.push(`ignoring ${error.message}; unset ${SETTINGS[name].env} or fix its value`);
+    ignored.push(`ignoring ${error.message}; unset ${variable} or fix its value`);
   });
   // A bad file value the environment overrides decides nothing.
   const runtimeDirIgnored = badEnvRuntimeDir || (badFileRuntimeDir && resolved.sources.runtimeDir !== 'environment');
@@ -253,7 +302,7 @@ function resolveWith(
   env: NodeJS.ProcessEnv,
   flags: Partial<Settings>,
   file: Partial<Settings>,
-  bad: (error: ConfigError, name: SettingName) => void,
+  bad: (error: ConfigError, name: SettingName, variable: string) => void,
 ): Resolved {
   const settings = {} as Record<SettingName, unknown>;
   const sources = {} as Record<SettingName, Source>;
@@ -273,7 +322,7 @@ function resolveWith(
         continue;
       } catch (error) {
         if (!(error instanceof ConfigError)) throw error;
-        bad(error, name);
+        bad(error, name, spec.env!);
       }
     }
     if (file[name] !== undefined) {
@@ -282,6 +331,18 @@ function resolveWith(
     } else {
       settings[name] = spec.default;
       sources[name] = 'default';
+    }
+  }
+  // Our own resume setting, when set, decides; else the switch callers share with us.
+  const shared = sources.resume === 'default' ? envValue(env[SHARED_SWITCH]) : undefined;
+  if (shared !== undefined) {
+    const on = parseSwitch(shared);
+    if (on === undefined) {
+      const error = new ConfigError(`resume (from ${SHARED_SWITCH}): ${JSON.stringify(shared)} is neither on (1, true, on, yes) nor off (0, false, off, no)`);
+      bad(error, 'resume', SHARED_SWITCH);
+    } else {
+      settings.resume = on;
+      sources.resume = 'shared environment';
     }
   }
   return { settings: settings as Settings, sources };

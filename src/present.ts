@@ -2,6 +2,7 @@
 // Pure functions (the environment and the stream are arguments) so the rules can
 // be unit-tested; nothing here is used on the run path.
 import { Chalk, type ChalkInstance } from 'chalk';
+import { Help } from 'commander';
 import stringWidth from 'string-width';
 
 export type ColorLevel = 0 | 1 | 2 | 3;
@@ -137,13 +138,29 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-/** Our own error, on stderr as `cursor-resume: ...`; the command then exits with `code`. */
-export function fail(message: string, code = 1): void {
-  process.stderr.write(`cursor-resume: ${message}\n`);
-  process.exitCode = code;
-}
-
 /** An argv as a person would type it in a POSIX shell. */
 export function shellQuote(args: ReadonlyArray<string>): string {
   return args.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+}
+
+/**
+ * Help text wrapped to a width, as commander wraps its own lines: one that is too long
+ * goes on under where its description starts ("  name    description"), or under its
+ * own indent. Examples (from an "Examples:" line to the next blank one) stay whole, to
+ * be copied as they are.
+ */
+export function wrapHelp(text: string, width: number): string {
+  const help = new Help();
+  let inExamples = false;
+  return text
+    .split('\n')
+    .map((line) => {
+      if (line.trim() === '') inExamples = false;
+      else if (/^\S.*:$/.test(line)) inExamples = line === 'Examples:';
+      if (inExamples || visibleWidth(line) <= width) return line;
+      const indent = (/^(\s*\S+(?: \S+)*\s{2,})\S/.exec(line)?.[1] ?? /^\s*/.exec(line)![0]).length;
+      const lines = help.boxWrap(line.slice(indent), Math.max(width - indent, 20)).split('\n');
+      return lines.map((l, i) => (i === 0 ? line.slice(0, indent) : ' '.repeat(indent)) + l).join('\n');
+    })
+    .join('\n');
 }

@@ -5,6 +5,9 @@ import { addEvictCommand } from './commands/evict.js';
 import { addHelperCommand } from './commands/helper.js';
 import { addInspectCommand } from './commands/inspect.js';
 import { addSimulateCommand } from './commands/simulate.js';
+import { EXIT_USAGE, reportError } from './errors.js';
+import { wrapHelp } from './present.js';
+import { EXIT_STDOUT_CLOSED, writeStdout } from './stdout.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -19,9 +22,12 @@ export function buildProgram(): Command {
     // `help` is cursor-agent's subcommand (`cursor-resume help` goes to it); ours is --help.
     .helpCommand(false)
     .exitOverride()
-    // Our errors all read `cursor-resume: ...` and say what to do next; subcommands inherit this.
-    .configureOutput({ outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '')}`) })
-    .showHelpAfterError('(add --help for usage and examples)')
+    // Our errors all read `cursor-resume: ...` on one line and say what to do next; subcommands
+    // inherit this. Help is wrapped to the terminal (80 columns elsewhere, as commander wraps its own part).
+    .configureOutput({
+      outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '').trimEnd()} (add --help for usage and examples)\n`),
+      writeOut: (text) => process.stdout.write(wrapHelp(text, process.stdout.isTTY ? process.stdout.columns : 80)),
+    })
     .addHelpText(
       'after',
       `
@@ -31,10 +37,11 @@ Run options (on a run line, beside cursor-agent's own flags):
   --trace FILE     append one JSON line per run to FILE
 
 Every other flag, and every cursor-agent subcommand (login, status, models, create-chat, ...), goes to
-cursor-agent unchanged. Resume is on only with CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes).
+cursor-agent unchanged. Resume is opt-in: CURSOR_RESUME_ENABLED=1 (or config set resume true); when
+neither is set, CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes), which OpenCode's plugin also reads.
 
 Examples:
-  CURSOR_ACP_SESSION_RESUME=1 cursor-resume --print --output-format stream-json < body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume --print --output-format stream-json < body.json
   cursor-resume --dry-run --model gpt-5 < body.json
   cursor-resume inspect --transcript body.json
   cursor-resume simulate --resume-on --expect fresh,resume-delta turn1.json turn2.json
@@ -49,18 +56,20 @@ See also: man cursor-resume`,
   return program;
 }
 
+/**
+ * Runs one of our subcommands; its errors are reported here, where they were made
+ * (this bundle's copies of the classes in errors.ts), and only the exit status goes back.
+ */
 export async function runProgram(argv: string[]): Promise<number> {
-  // A reader that stops early (`| head`) is not an error worth a stack trace.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
   const program = buildProgram();
+  let code = 0;
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 1 ? 2 : error.exitCode;
-    throw error;
+    // commander has printed its own message; its status 1 is a bad command line.
+    if (error instanceof CommanderError) code = error.exitCode === 1 ? EXIT_USAGE : error.exitCode;
+    else code = reportError(error);
   }
+  // A reader that stopped early (`| head`) is seen once what was written has been flushed.
+  return (await writeStdout('')) ? code : EXIT_STDOUT_CLOSED;
 }

@@ -1,5 +1,6 @@
 // cursor-agent's command line, as a drop-in must understand it: which words are
 // flags, which flags take a value, which are ours to remove, which are subcommands.
+import { UsageError } from '../errors.js';
 
 /** cursor-agent flags that take a value (`--flag value` or `--flag=value`). */
 const VALUE_FLAGS = new Set([
@@ -45,10 +46,6 @@ export interface CallerArgs {
 
 /** A run line cursor-agent takes whole, reading no transcript: a prompt word, a subcommand or --version. */
 export const handsOver = (caller: CallerArgs): boolean => caller.positionals.length > 0 || caller.version;
-
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
 
 /** Splits a run's command line into cursor-agent's flags and ours (--dry-run, --verbose, --trace FILE). */
 export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {

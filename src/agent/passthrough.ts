@@ -1,7 +1,12 @@
-// Hands a command line to cursor-agent unchanged (its subcommands, an interactive
-// session): stdio inherited, exit status kept. Not the hot path, so execa's clear
-// error reporting is worth its load time here.
+// Hands a command line to cursor-agent unchanged (its subcommands, --version, a prompt
+// word, an interactive session): stdio inherited, SIGINT, SIGTERM and SIGHUP relayed,
+// its exit status kept (128+N when it died of signal N). node:child_process alone, so
+// that boot.cjs can do this before the CLI bundle loads (src/handover.ts).
+import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
+
+/** The agent setting's default: cursor-agent on PATH. */
+export const DEFAULT_AGENT = 'cursor-agent';
 
 export const EXIT_NOT_FOUND = 127;
 export const EXIT_NOT_EXECUTABLE = 126;
@@ -26,22 +31,24 @@ export function notFoundMessage(agent: string, error: NodeJS.ErrnoException): { 
   };
 }
 
-export async function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const { execa } = await import('execa');
-  const child = execa(agent, argv, { stdio: 'inherit', reject: false, env, extendEnv: false });
-  const relay = (signal: NodeJS.Signals): void => {
-    child.kill(signal);
-  };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-  for (const s of signals) process.on(s, relay);
-  const result = await child;
-  for (const s of signals) process.off(s, relay);
-  if (result.signal) return signalExit(result.signal);
-  if (result.failed && result.exitCode === undefined) {
-    const cause = (result.cause ?? {}) as NodeJS.ErrnoException;
-    const { code, message } = notFoundMessage(agent, cause);
-    process.stderr.write(`cursor-resume: ${message}\n`);
-    return code;
-  }
-  return result.exitCode ?? 1;
+const RELAYED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(agent, argv, { stdio: 'inherit', env });
+    const relay = (signal: NodeJS.Signals): void => {
+      child.kill(signal);
+    };
+    for (const s of RELAYED) process.on(s, relay);
+    const done = (code: number): void => {
+      for (const s of RELAYED) process.off(s, relay);
+      resolve(code);
+    };
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      const { code, message } = notFoundMessage(agent, error);
+      process.stderr.write(`cursor-resume: ${message}\n`);
+      done(code);
+    });
+    child.once('exit', (code, signal) => done(signal ? signalExit(signal) : (code ?? 1)));
+  });
 }

@@ -1,5 +1,6 @@
-import { realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { UsageError } from '../errors.js';
 
 /**
  * The workspace as the anchor needs it: absolute and real (symlinks resolved), so one
@@ -12,5 +13,22 @@ export function resolveWorkspace(path: string, cwd: string): string {
     return realpathSync(absolute);
   } catch {
     return absolute;
+  }
+}
+
+/**
+ * A turn that is to run (or be planned as it will run) needs its workspace to be a
+ * folder here: cursor-agent would fail on it only after the plan. `from` says where
+ * the path came from, for the message.
+ */
+export function checkWorkspace(workspace: string, from: string): void {
+  let problem: string | undefined;
+  try {
+    if (!statSync(workspace).isDirectory()) problem = 'is not a directory';
+  } catch {
+    problem = 'does not exist';
+  }
+  if (problem !== undefined) {
+    throw new UsageError(`the workspace ${workspace} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one`);
   }
 }

@@ -3,12 +3,14 @@
 // defaults, limits and environment variables; values are checked with it before
 // they are written, and `list` resolves them exactly as a run does
 // (run-line flag > environment > file > default).
-import { isAbsolute, resolve } from 'node:path';
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../agent/argv.js';
+import { ConfigError, UsageError } from '../errors.js';
 import {
   SETTINGS,
   configFile,
+  describeResume,
   isSettingName,
   parseSettingText,
   readConfigFile,
@@ -19,8 +21,7 @@ import {
 } from '../config.js';
 import { envValue } from '../env-value.js';
 import { runtimePaths } from '../helper/paths.js';
-import { fail, fields, paint, printJson, table } from '../present.js';
-import { isResumeEnabled } from '../resume/enabled.js';
+import { fields, paint, printJson, table } from '../present.js';
 import { runLine } from '../turn/input.js';
 
 const NAMES = Object.keys(SETTINGS) as SettingName[];
@@ -34,17 +35,19 @@ export function addConfigCommand(program: Command): Command {
       'after',
       `
 Settings (environment variable, if any, in brackets):
-${NAMES.map((n) => `  ${n.padEnd(17)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [${SETTINGS[n].env}]` : ''}`).join('\n')}
+${NAMES.map((n) => `  ${n.padEnd(18)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [${SETTINGS[n].env}]` : ''}`).join('\n')}
 
 A value comes from, first to last: a run-line flag (--verbose, --trace), its environment variable,
 the config file, the default. ttlMinutes and maxEntries may be lowered, never raised above the
-seed limits (60 minutes, 64 entries). Resume itself is switched on by CURSOR_ACP_SESSION_RESUME,
-not by a setting: callers such as OpenCode share that switch.
+seed limits (60 minutes, 64 entries). When resume is set nowhere (neither CURSOR_RESUME_ENABLED nor
+the file), CURSOR_ACP_SESSION_RESUME decides it; OpenCode's Cursor plugin reads that one too and then
+resumes by itself, so under OpenCode use CURSOR_RESUME_ENABLED or config set resume true.
 
 Exit status: 0; 2 for an unknown setting, a value that is not allowed, or a broken config file.
 
 Examples:
   cursor-resume config list
+  cursor-resume config set resume true
   cursor-resume config set ttlMinutes 30
   cursor-resume config set agent ~/.local/bin/cursor-agent
   cursor-resume config set sideCallPatterns '["Summarize the conversation"]'
@@ -88,7 +91,7 @@ Examples:
     .argument('<value>', 'true/false, a whole number, text, or for sideCallPatterns a JSON array of strings')
     .addHelpText(
       'after',
-      '\nA relative path given for agent (containing a "/") or trace is stored made absolute.\n\nExamples:\n  cursor-resume config set ttlMinutes 30\n  cursor-resume config set unsafeDelta resume-full\n  cursor-resume config set trace ~/cursor-resume-trace.jsonl',
+      '\nA relative path given for agent (containing a "/") or trace is stored made absolute. An agent must\nbe an executable file (a name without "/": one on PATH), and not cursor-resume itself. A config\nfile that is not valid JSON is kept beside the new one (config.json.broken-TIME) and started anew.\n\nExamples:\n  cursor-resume config set ttlMinutes 30\n  cursor-resume config set unsafeDelta resume-full\n  cursor-resume config set trace ~/cursor-resume-trace.jsonl',
     )
     .action(async (name: string, text: string) => {
       const setting = settingName(name);
@@ -96,8 +99,10 @@ Examples:
       if ((setting === 'trace' && value !== '') || (setting === 'agent' && String(value).includes('/'))) {
         value = isAbsolute(String(value)) ? value : resolve(String(value));
       }
+      if (setting === 'agent') checkAgent(String(value));
       const { openConfigFile } = await import('../config-store.js');
-      const file = openConfigFile();
+      const { file, setAside } = openConfigFile();
+      if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
       file.set(setting, value);
       process.stdout.write(`${setting} = ${show(setting, value)} (in ${file.path})\n`);
       afterWrite(setting);
@@ -117,7 +122,8 @@ Examples:
         return;
       }
       const { openConfigFile } = await import('../config-store.js');
-      const file = openConfigFile();
+      const { file, setAside } = openConfigFile();
+      if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
       if (!file.has(name)) {
         settingName(name);
         process.stdout.write(`${name} is not set in ${file.path}\n`);
@@ -156,8 +162,9 @@ function listSettings(rest: string[], options: { json?: boolean }): void {
     ...(caller.verbose ? { verbose: true } : {}),
     ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
   };
-  const { settings, sources } = resolveSettings(process.env, flags);
-  const resume = { enabled: isResumeEnabled(process.env.CURSOR_ACP_SESSION_RESUME), value: process.env.CURSOR_ACP_SESSION_RESUME ?? null };
+  const resolved = resolveSettings(process.env, flags);
+  const { settings, sources } = resolved;
+  const resume = describeResume(resolved, process.env);
   if (options.json) {
     printJson({
       file: configFile(),
@@ -172,18 +179,54 @@ function listSettings(rest: string[], options: { json?: boolean }): void {
   const rows = NAMES.map((n) => [
     c.bold(n),
     show(n, settings[n]),
-    sources[n] === 'environment' ? `environment (${SETTINGS[n].env})` : sources[n] === 'default' ? c.dim('default') : sources[n],
+    sources[n] === 'environment'
+      ? `environment (${SETTINGS[n].env})`
+      : sources[n] === 'shared environment'
+        ? `environment (${resume.from})`
+        : sources[n] === 'default'
+          ? c.dim('default')
+          : sources[n],
   ]);
   process.stdout.write(table([{ header: 'SETTING' }, { header: 'VALUE' }, { header: 'SOURCE' }], rows, (h) => c.bold(h)));
   process.stdout.write(
     fields(
       [
-        ['resume', `${resume.enabled ? c.green('on') : 'off'} (CURSOR_ACP_SESSION_RESUME ${resume.value === null ? 'is not set' : `= ${JSON.stringify(resume.value)}`})`],
+        ['resume', `${resume.enabled ? c.green('on') : 'off'}: ${resume.why}`],
         ['file', configFile()],
       ],
       (l) => c.dim(l),
     ),
   );
+}
+
+/**
+ * An agent setting that cannot run would fail only on the next turn: checked now.
+ * A name without a "/" is looked for on PATH, as a run looks for it.
+ */
+function checkAgent(agent: string): void {
+  const where = (file: string): 'ok' | 'missing' | 'directory' | 'not executable' => {
+    try {
+      if (statSync(file).isDirectory()) return 'directory';
+      accessSync(file, constants.X_OK);
+      return 'ok';
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'not executable';
+    }
+  };
+  const fix = 'give the path of the cursor-agent executable, or its name on PATH';
+  if (!agent.includes('/')) {
+    const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+    if (dirs.some((dir) => where(join(dir, agent)) === 'ok')) return;
+    throw new ConfigError(`agent (config set): "${agent}" is not an executable on PATH; ${fix}`);
+  }
+  const state = where(agent);
+  if (state === 'missing') throw new ConfigError(`agent (config set): ${agent} does not exist; ${fix}`);
+  if (state === 'directory') throw new ConfigError(`agent (config set): ${agent} is a directory; ${fix}`);
+  if (state === 'not executable') throw new ConfigError(`agent (config set): ${agent} is not executable; ${fix} (or chmod +x it)`);
+  // The check a run makes only once it is nested; here it is certain at once.
+  if (process.argv[1] !== undefined && realpathSync(agent) === realpathSync(process.argv[1])) {
+    throw new ConfigError(`agent (config set): ${agent} is cursor-resume itself, which would call itself without end; ${fix}`);
+  }
 }
 
 function settingName(name: string): SettingName {
@@ -217,6 +260,6 @@ function afterWrite(name: string): void {
   try {
     readConfigFile();
   } catch (error) {
-    fail(`the change was written, but the config file still has a setting that is not allowed (runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it): ${(error as Error).message}`, 2);
+    throw new ConfigError(`the change was written, but the config file still has a setting that is not allowed (runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it): ${(error as Error).message}`);
   }
 }

@@ -2,10 +2,10 @@
 // starts a fresh chat. A short prefix is fine as long as it names one anchor
 // (as git refuses an ambiguous short hash); --all drops everything.
 import type { Command } from 'commander';
-import { UsageError } from '../agent/argv.js';
+import { CliError, UsageError } from '../errors.js';
 import { findingEnv } from '../turn/helper-env.js';
 import { probeHelper } from '../helper/launcher.js';
-import { fail, plural, printJson } from '../present.js';
+import { plural, printJson } from '../present.js';
 
 /** Shorter prefixes would too easily name several conversations by accident. */
 export const MIN_PREFIX = 4;
@@ -37,8 +37,7 @@ Examples:
       const probe = await probeHelper({ env: findingEnv() });
       if (!probe.running) {
         if ('error' in probe) {
-          fail(`cannot reach the helper: ${probe.error}`);
-          return;
+          throw new CliError(`cannot reach the helper: ${probe.error}`);
         }
         if (options.json) printJson({ running: false, evicted: 0 });
         else process.stdout.write('no helper running: nothing is cached, nothing to evict\n');
@@ -53,7 +52,7 @@ Examples:
           anchors = [...new Set((await probe.client.list()).map((b) => b.anchor).filter((a) => a.startsWith(prefix)))].sort();
           if (anchors.length > 1) {
             const names = anchors.map((a) => a.slice(0, Math.max(prefix.length + 4, 12))).join(', ');
-            fail(`${prefix} is ambiguous: it begins ${anchors.length} anchors (${names}); give more characters, or use --all`, 2);
+            throw new UsageError(`${prefix} is ambiguous: it begins ${anchors.length} anchors (${names}); give more characters, or use --all`);
             return;
           }
           evicted = anchors.length === 0 ? 0 : await probe.client.evict({ anchorPrefix: anchors[0]! });
@@ -68,7 +67,8 @@ Examples:
           process.stdout.write(`evicted ${plural(evicted, 'branch', 'branches')} of ${anchors[0]}\n`);
         }
       } catch (error) {
-        fail(`the helper (pid ${probe.hello.pid}) did not evict: ${(error as Error).message}`);
+        if (error instanceof CliError) throw error;
+        throw new CliError(`the helper (pid ${probe.hello.pid}) did not evict: ${(error as Error).message}`);
       } finally {
         probe.client.close();
       }

@@ -4,12 +4,13 @@
 //   status  shows it; exit 0 when it runs, 3 when it does not (as `systemctl status`),
 //           1 when the runtime dir is unusable. Never starts one.
 import type { Command } from 'commander';
+import { CliError, QuietExit } from '../errors.js';
 import { findingEnv } from '../turn/helper-env.js';
 import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
 import type { StatsReply } from '../helper/protocol.js';
 import { VERSION } from '../version.js';
 import { PROTOCOL_VERSION } from '../helper/protocol.js';
-import { fail, fields, paint, printJson as print, span } from '../present.js';
+import { fields, paint, printJson as print, span } from '../present.js';
 
 export const EXIT_NOT_RUNNING = 3;
 
@@ -64,8 +65,7 @@ Examples:
       // Where a run looks, and the limits a helper a run starts gets (config file included).
       const result = await connectHelper({ start: true, env: findingEnv() });
       if (!result.ok) {
-        fail(`cannot start the helper: ${result.reason}`);
-        return;
+        throw new CliError(`cannot start the helper: ${result.reason}`);
       }
       result.client.close();
       const { pid, version } = result.server;
@@ -93,11 +93,10 @@ Examples:
     .action(async (options: { json?: boolean }) => {
       const result = await stopHelper({ env: findingEnv() });
       if (!result.ok) {
-        fail(`cannot stop the helper: ${result.reason}`);
-        return;
+        throw new CliError(`cannot stop the helper: ${result.reason}`);
       }
       if (options.json) {
-        print(result.stopped ? { stopped: true, pid: result.pid, version: result.version } : { stopped: false });
+        print(result.stopped ? { running: false, stopped: true, pid: result.pid, version: result.version } : { running: false, stopped: false });
         return;
       }
       process.stdout.write(result.stopped ? `helper stopped (pid ${result.pid})\n` : 'no helper running\n');
@@ -122,13 +121,11 @@ Examples:
       const probe = await probeHelper({ env: findingEnv() });
       if (!probe.running) {
         if ('error' in probe) {
-          fail(`cannot reach the helper: ${probe.error}`);
-          return;
+          throw new CliError(`cannot reach the helper: ${probe.error}`);
         }
         if (options.json) print({ running: false, socketPath: probe.paths.socket });
         else process.stdout.write(`no helper running (socket ${probe.paths.socket})\n`);
-        process.exitCode = EXIT_NOT_RUNNING;
-        return;
+        throw new QuietExit(EXIT_NOT_RUNNING);
       }
       const { pid, version, protocol } = probe.hello;
       const current = version === VERSION && protocol === PROTOCOL_VERSION;
@@ -142,13 +139,13 @@ Examples:
           else process.stdout.write(`helper running: pid ${pid}, version ${version} (protocol ${protocol}); this cursor-resume is ${VERSION}: the next run replaces it\n`);
           return;
         }
-        fail(`the helper (pid ${pid}) did not answer: ${(error as Error).message}`);
-        return;
+        throw new CliError(`the helper (pid ${pid}) did not answer: ${(error as Error).message}`);
       } finally {
         probe.client.close();
       }
       if (options.json) {
-        print({ running: true, current, ...stats });
+        // Points in time as ISO strings, as every --json prints them (README, "--json").
+        print({ running: true, current, ...stats, startedAt: new Date(stats.startedAt).toISOString() });
         return;
       }
       process.stdout.write(formatStatus(stats, current));

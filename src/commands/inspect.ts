@@ -5,9 +5,10 @@
 // helper, starting none) and the same chat-store check, so it cannot disagree.
 // Message text shown comes only from the given transcript: the cache has none.
 import type { Command } from 'commander';
-import { handsOver, UsageError } from '../agent/argv.js';
+import { handsOver } from '../agent/argv.js';
+import { CliError, UsageError } from '../errors.js';
 import type { MatchedBranch } from '../cache/types.js';
-import { resolveSettings, type Settings } from '../config.js';
+import { describeResume, resolveSettings, type Resolved } from '../config.js';
 import { findingEnv } from '../turn/helper-env.js';
 import { isSameVersion } from '../helper/client.js';
 import { probeHelper } from '../helper/launcher.js';
@@ -17,7 +18,6 @@ import { analyzeTurn, dryRunView, planTurn, type Plan } from '../turn/plan.js';
 import {
   ago,
   bytes,
-  fail,
   fields,
   left,
   paint,
@@ -30,11 +30,10 @@ import {
   table,
 } from '../present.js';
 import type { Analysis, BranchCheck } from '../resume/decide.js';
-import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
 import { readOpencodeText, renderOpencodeMessage } from '../transcript/opencode-text.js';
 import type { Conversation, Message } from '../transcript/types.js';
-import { contextFor, goneChats, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn/input.js';
+import { goneChats, localContextFor, parseFrom, readSource, runLine, type WorkspaceSource } from '../turn/input.js';
 
 interface InspectOptions {
   transcript?: string;
@@ -67,8 +66,8 @@ first words; for other plain text, why it is not in that layout), resume on or o
 running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
 against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
 (its lookup leaves the entries' order, expiry and the helper's limits as they were), yet plans as
-the next run will: a chat older than the lifetime the settings ask for is expired. Set CURSOR_ACP_SESSION_RESUME as the
-run you are explaining has it.
+the next run will: a chat older than the lifetime the settings ask for is expired. Set CURSOR_RESUME_ENABLED
+(or CURSOR_ACP_SESSION_RESUME) as the run you are explaining has it.
 
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with
 --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0); 2 for a
@@ -77,8 +76,8 @@ bad command line or transcript.
 Examples:
   cursor-resume inspect
   cursor-resume inspect --json | jq '.entries[] | {anchor, chatId, turns}'
-  CURSOR_ACP_SESSION_RESUME=1 cursor-resume inspect --transcript body.json
-  CURSOR_ACP_SESSION_RESUME=1 cursor-resume inspect --transcript - --model gpt-5 < body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume inspect --transcript body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume inspect --transcript - --model gpt-5 < body.json
   cursor-resume inspect --transcript body.json --json -- --print --output-format stream-json --force`,
     )
     .action(async (rest: string[], options: InspectOptions) => {
@@ -90,7 +89,7 @@ Examples:
         return;
       }
       // Explaining a decision needs the settings a run would use (and refuses a config file a run refuses).
-      await explain(options.transcript, options, rest, resolveSettings(process.env, {}).settings);
+      await explain(options.transcript, options, rest, resolveSettings(process.env, {}));
     });
 }
 
@@ -100,19 +99,17 @@ async function listEntries(json: boolean): Promise<void> {
   const probe = await probeHelper({ env: findingEnv() });
   if (!probe.running) {
     if ('error' in probe) {
-      fail(`cannot reach the helper: ${probe.error}`);
-      return;
+      throw new CliError(`cannot reach the helper: ${probe.error}`);
     }
     if (json) printJson({ running: false, socketPath: probe.paths.socket, entries: [] });
-    else process.stdout.write(`no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with CURSOR_ACP_SESSION_RESUME=1 starts one.\n`);
+    else process.stdout.write(`no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with resume on (CURSOR_RESUME_ENABLED=1) starts one.\n`);
     return;
   }
   let branches: BranchSummary[];
   try {
     branches = await probe.client.list();
   } catch (error) {
-    fail(`the helper (pid ${probe.hello.pid}, version ${probe.hello.version}) did not list its entries: ${(error as Error).message}`);
-    return;
+    throw new CliError(`the helper (pid ${probe.hello.pid}, version ${probe.hello.version}) did not list its entries: ${(error as Error).message}`);
   } finally {
     probe.client.close();
   }
@@ -216,7 +213,8 @@ function groupByAnchor(branches: BranchSummary[]): BranchSummary[] {
 
 // ---- the explanation ------------------------------------------------------------
 
-async function explain(file: string, options: InspectOptions, rest: string[], settings: Settings): Promise<void> {
+async function explain(file: string, options: InspectOptions, rest: string[], resolved: Resolved): Promise<void> {
+  const { settings } = resolved;
   const caller = runLine(options, rest);
   // A run line with a word (a prompt or a subcommand) or --version reads no transcript: a run hands it
   // all to cursor-agent, so there would be no decision to explain.
@@ -226,7 +224,7 @@ async function explain(file: string, options: InspectOptions, rest: string[], se
     );
   }
   const conversation = parseFrom(await readSource(file), file);
-  const { context, given, workspaceFrom } = contextFor(conversation, caller, settings, process.env);
+  const { context, given, workspaceFrom } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
 
   // The very lookup a dry run makes: read-only, starting nothing.
@@ -234,7 +232,7 @@ async function explain(file: string, options: InspectOptions, rest: string[], se
   // As a run does: chats gone from Cursor's store are not resumed.
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
-  const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, cache, plan, missing);
+  const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, describeResume(resolved, process.env), cache, plan, missing);
   if (options.json) printJson(view);
   else process.stdout.write(render(view));
 }
@@ -251,13 +249,12 @@ function explanation(
   source: string,
   analysis: Analysis,
   line: { workspaceFrom: WorkspaceSource; modelFlag: boolean; callerResume: boolean },
+  resume: { enabled: boolean; from: string; why: string },
   cache: CacheView,
   plan: Plan,
   missing: ReadonlySet<string>,
 ) {
   const { conversation } = analysis;
-  const raw = process.env.CURSOR_ACP_SESSION_RESUME;
-  const enabled = isResumeEnabled(raw);
   const branches = new Map((cache.branches ?? []).map((b) => [b.chatId, b]));
   return {
     transcript: {
@@ -267,15 +264,7 @@ function explanation(
       tools: conversation.tools.length,
       ...readingView(conversation),
     },
-    resume: {
-      enabled,
-      value: raw ?? null,
-      why: enabled
-        ? `CURSOR_ACP_SESSION_RESUME is ${JSON.stringify(raw)}`
-        : raw === undefined
-          ? 'CURSOR_ACP_SESSION_RESUME is not set (resume is opt-in: 1, true, on or yes)'
-          : `CURSOR_ACP_SESSION_RESUME is ${JSON.stringify(raw)}, not 1, true, on or yes`,
-    },
+    resume,
     callerResume: line.callerResume,
     sideCall: analysis.sideCall,
     anchor: {

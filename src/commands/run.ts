@@ -3,7 +3,8 @@
 // touches is best-effort: if the helper cannot be reached the turn runs as a fresh
 // chat with the whole conversation, correctly.
 import { isatty } from 'node:tty';
-import { handsOver, parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
+import { handsOver, parseCallerArgs, type CallerArgs } from '../agent/argv.js';
+import { UsageError } from '../errors.js';
 import { passthrough } from '../agent/passthrough.js';
 import { HOLD_LIMIT, runAgent, type AgentRun } from '../agent/run-agent.js';
 import type { StreamTap } from '../agent/stream-tap.js';
@@ -11,11 +12,12 @@ import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
-import { EXIT_STDOUT_CLOSED, judge, settle, type CacheUpdate } from '../turn/after-run.js';
+import { judge, settle, type CacheUpdate } from '../turn/after-run.js';
+import { EXIT_STDOUT_CLOSED, writeStdout } from '../stdout.js';
 import { viewCache } from '../turn/cache-view.js';
-import { chatStoreSeen, contextFor, goneChats } from '../turn/input.js';
+import { chatStoreSeen, goneChats, localContextFor } from '../turn/input.js';
 import { leaseOrReplan } from '../turn/lease.js';
-import { deliver, translates, writeStdout } from '../turn/output.js';
+import { deliver, translates } from '../turn/output.js';
 import { analyzeTurn, dryRunView, planTurn, retryFresh, type Plan, type TurnContext } from '../turn/plan.js';
 import { knownAfter, placeFor, recordFor } from '../turn/record.js';
 import { isSafeChatId } from '../resume/chat-id.js';
@@ -44,7 +46,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   const started = performance.now();
   const conversation = parseTranscript(await readStdin());
-  const { context, given } = contextFor(conversation, caller, settings, process.env);
+  const { context, given } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
@@ -56,8 +58,6 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
 
-  // A reader that went away is noticed where it matters (the passthrough, writeStdout); a late EPIPE must not become a crash.
-  process.stdout.on('error', () => {});
   if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
 
   const helper = new LazyClient(cache.client, cache.reconnect);

@@ -14,17 +14,16 @@
 // only safe reading: a transcript without cursor's reply is either a retry after
 // a failure (the chat never got the message) or has lost the reply.
 import type { Command } from 'commander';
-import { UsageError } from '../agent/argv.js';
+import { CliError, UsageError } from '../errors.js';
 import { pack, prefixHash } from '../cache/known.js';
 import { BranchStore } from '../cache/store.js';
-import { resolveSettings, type Settings } from '../config.js';
+import { describeResume, resolveSettings, type Settings } from '../config.js';
 import { helperEnv } from '../turn/helper-env.js';
 import { analyzeTurn, cacheUse, planTurn, type Plan } from '../turn/plan.js';
 import { knownAfter, recordFor } from '../turn/record.js';
-import { bytes, fail, paint, plural, printJson, table } from '../present.js';
+import { bytes, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { provePrefix, sharedPrefix } from '../resume/prefix.js';
-import { isResumeEnabled } from '../resume/enabled.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
 import { cheapJson } from '../transcript/parse.js';
 import { TranscriptError } from '../transcript/errors.js';
@@ -61,7 +60,7 @@ export function addSimulateCommand(program: Command): Command {
     .description('run a sequence of transcripts through the decision engine, with a private cache and a scripted agent')
     .argument('<file...>', 'transcripts in turn order; a .jsonl or .ndjson file (or "-" for stdin) holds one per line')
     .option('--expect <decisions>', 'comma-separated decisions to expect, one per turn; each may name its reason: fresh:no-entry,resume-delta')
-    .option('--resume-on', 'simulate with resume on, whatever CURSOR_ACP_SESSION_RESUME says')
+    .option('--resume-on', 'simulate with resume on, whatever the resume setting says')
     .option('--model <model>', 'as on a run line, for every turn')
     .option('--workspace <path>', 'as on a run line, for every turn')
     .option('--gap <minutes>', 'minutes that pass between turns (to see entries expire)', '0')
@@ -77,8 +76,8 @@ skipped. That reply is recorded as a run records a successful turn (the chat IDs
 ...). A turn with no such reply (none continues it, or a retry after a failure) is not recorded, as a
 run whose cursor-agent gave no reply.
 
-Resume follows CURSOR_ACP_SESSION_RESUME, as a run does (off: every turn is fresh); --resume-on turns
-it on. The config file's settings apply (side-call patterns, unsafeDelta, ttlMinutes, maxEntries).
+Resume follows the resume setting (CURSOR_RESUME_ENABLED, else CURSOR_ACP_SESSION_RESUME), as a run
+does (off: every turn is fresh); --resume-on turns it on. The config file's settings apply (side-call patterns, unsafeDelta, ttlMinutes, maxEntries).
 No helper is started, nothing is run, nothing is written.
 
 Exit status: 0; 1 when --expect is given and the decisions differ (the first difference is named on
@@ -86,31 +85,34 @@ stderr); 2 for a bad command line or a transcript that cannot be read.
 
 Examples:
   cursor-resume simulate --resume-on turn1.json turn2.json turn3.json
-  CURSOR_ACP_SESSION_RESUME=1 cursor-resume simulate --expect fresh,resume-delta,resume-delta turn*.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume simulate --expect fresh,resume-delta,resume-delta turn*.json
   cursor-resume simulate --resume-on --json conversation.jsonl | jq '.turns[] | [.decision, .reason]'
   cursor-resume simulate --resume-on --gap 61 --expect fresh,fresh:expired a.json b.json`,
     )
     .action(async (files: string[], options: SimulateOptions) => {
       const expected = options.expect === undefined ? undefined : parseExpect(options.expect);
       const gapMs = parseGap(options.gap ?? '0');
-      const { settings } = resolveSettings(process.env, {});
+      // --resume-on counts as a run-line flag would: it wins over every other source.
+      const resolved = resolveSettings(process.env, options.resumeOn ? { resume: true } : {});
+      const { settings } = resolved;
       const turns = await loadTurns(files);
-      const env = options.resumeOn ? { ...process.env, CURSOR_ACP_SESSION_RESUME: '1' } : process.env;
-      const results = simulate(turns, options, settings, env, gapMs);
+      const results = simulate(turns, options, settings, process.env, gapMs);
       const difference = expected === undefined ? null : firstDifference(expected, results);
-      const enabled = isResumeEnabled(env.CURSOR_ACP_SESSION_RESUME);
+      const enabled = settings.resume;
 
       if (options.json) {
         printJson({
-          resume: { enabled, from: options.resumeOn ? '--resume-on' : 'CURSOR_ACP_SESSION_RESUME' },
+          resume: { enabled, from: options.resumeOn ? '--resume-on' : describeResume(resolved, process.env).from },
           turns: results,
           totals: totals(results),
           ...(expected === undefined ? {} : { expect: { ok: difference === null, expected: expected.map(showExpected), firstDifference: difference } }),
         });
       } else {
         process.stdout.write(render(results, enabled));
+        // A check that passes says so: silence would look the same as no check.
+        if (expected !== undefined && difference === null) process.stdout.write(`expected decisions: all ${expected.length} match\n`);
       }
-      if (difference !== null) fail(difference.message, EXIT_EXPECT_FAILED);
+      if (difference !== null) throw new CliError(difference.message, EXIT_EXPECT_FAILED);
     });
 }
 
@@ -371,6 +373,6 @@ function render(results: TurnResult[], enabled: boolean): string {
   const counts = DECISIONS.filter((d) => t.decisions[d] > 0).map((d) => `${t.decisions[d]} ${d}`).join(', ');
   const saved = t.fullPromptBytes > 0 ? Math.round((t.savedBytes / t.fullPromptBytes) * 100) : 0;
   let summary = `${plural(t.turns, 'turn')}: ${counts}; sent ${bytes(t.promptBytes)} of ${bytes(t.fullPromptBytes)} full (${saved}% saved)\n`;
-  if (!enabled) summary += c.yellow('resume is off (CURSOR_ACP_SESSION_RESUME is not 1, true, on or yes): every turn is fresh; set it, or pass --resume-on\n');
+  if (!enabled) summary += c.yellow('resume is off: every turn is fresh; set CURSOR_RESUME_ENABLED=1, or pass --resume-on\n');
   return out + summary;
 }

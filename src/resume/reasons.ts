@@ -1,6 +1,6 @@
 /** Every reason a plan can give, with the sentence `inspect` and the README use for it. */
 export const REASONS = {
-  disabled: 'resume is off: CURSOR_ACP_SESSION_RESUME is not 1, true, on or yes',
+  disabled: 'resume is off: neither CURSOR_RESUME_ENABLED, the resume setting nor CURSOR_ACP_SESSION_RESUME turns it on',
   'plain-text': 'the transcript is plain text, whose structure cannot be proven',
   'caller-resume': 'the caller chose a chat itself with --resume or --continue',
   'side-call': 'a title or other metadata prompt: it never resumes and never touches the cache',

@@ -1,7 +1,5 @@
-/** A transcript we cannot read. The CLI prints `message` and exits 2; nothing runs. */
-export class TranscriptError extends Error {
-  override name = 'TranscriptError';
-}
+// A transcript we cannot read is one of our errors (exit 2, nothing runs): its class lives with the others.
+export { TranscriptError } from '../errors.js';
 
 /** `["messages", 3, "content"]` → `messages[3].content`. */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {

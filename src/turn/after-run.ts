@@ -11,10 +11,9 @@ import type { StreamTap } from '../agent/stream-tap.js';
 import type { Outcome } from '../cache/types.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { ReplyToolCall } from '../resume/digests.js';
+import { EXIT_STDOUT_CLOSED } from '../stdout.js';
 import type { Plan } from './plan.js';
 
-/** Exit status when the caller closed our stdout early: what a process killed by SIGPIPE reports. */
-export const EXIT_STDOUT_CLOSED = signalExit('SIGPIPE');
 
 /** What a run showed (type-only: this step does no I/O). */
 export type RunFacts = Pick<AgentRun, 'code' | 'signal' | 'stderr' | 'wroteOutput' | 'stopped' | 'endedByCaller' | 'killedHard' | 'spawnError'> & {

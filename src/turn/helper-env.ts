@@ -3,7 +3,8 @@
 // cache limits, which the config file may lower but a lower value already in the
 // environment (tests) still wins. The faces (inspect, evict, helper) use this so
 // they look where a run looks.
-import { ConfigError, resolveRunSettings, type Settings } from '../config.js';
+import { resolveRunSettings, type Settings } from '../config.js';
+import { ConfigError } from '../errors.js';
 import { envValue } from '../env-value.js';
 
 export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {

@@ -4,8 +4,9 @@
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { chatStoreExists, missingChats } from '../agent/chat-store.js';
-import { parseCallerArgs, UsageError, type CallerArgs } from '../agent/argv.js';
-import { resolveWorkspace } from '../agent/workspace.js';
+import { parseCallerArgs, type CallerArgs } from '../agent/argv.js';
+import { UsageError } from '../errors.js';
+import { checkWorkspace, resolveWorkspace } from '../agent/workspace.js';
 import type { Branch } from '../cache/types.js';
 import type { Settings } from '../config.js';
 import type { TurnContext } from './plan.js';
@@ -79,6 +80,18 @@ export function contextFor(
   const workspace = resolveWorkspace(given ?? '.', cwd);
   const workspaceFrom: WorkspaceSource = caller.workspace !== undefined ? 'flag' : conversation.workspace !== undefined ? 'transcript' : 'current directory';
   return { context: { caller, settings, env, workspace }, given, workspaceFrom };
+}
+
+/** contextFor, for a turn that runs here (a run, --dry-run, inspect --transcript): its workspace must be a folder. */
+export function localContextFor(
+  conversation: Conversation,
+  caller: CallerArgs,
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+): ReturnType<typeof contextFor> {
+  const found = contextFor(conversation, caller, settings, env);
+  if (found.given !== undefined) checkWorkspace(found.context.workspace, found.workspaceFrom === 'flag' ? 'from --workspace' : 'from the transcript');
+  return found;
 }
 
 /** Where cursor-agent may keep a turn's chats: under the real and under the given workspace path. */

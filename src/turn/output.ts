@@ -1,20 +1,8 @@
-// What reaches the caller besides cursor-agent's live stream: our own lines on
-// stdout, and the answer translated for a caller that asked for text or json.
+// What reaches the caller besides cursor-agent's live stream: the answer translated
+// for a caller that asked for text or json.
 import { MAX_HELD_TAP_LINE, type AgentRun } from '../agent/run-agent.js';
+import { writeStdout } from '../stdout.js';
 import type { Plan } from './plan.js';
-
-/** Writes our own output to stdout; false when the reader has gone away. */
-export function writeStdout(text: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const onError = (): void => resolve(false);
-    process.stdout.once('error', onError);
-    process.stdout.write(text, (error) => {
-      // On failure the listener stays to take the 'error' event that follows.
-      if (!error) process.stdout.off('error', onError);
-      resolve(!error);
-    });
-  });
-}
 
 /** A caller that asked for text or json while we run stream-json to learn the chat ID. */
 export const translates = (plan: Plan): boolean => plan.record && plan.callerFormat !== 'stream-json';

@@ -6,7 +6,6 @@ import type { Settings } from '../config.js';
 import { concreteModel } from '../transcript/model.js';
 import { analyze, decide, type Analysis, type Decision, type ResumeDecision } from '../resume/decide.js';
 import { REASONS } from '../resume/reasons.js';
-import { isResumeEnabled } from '../resume/enabled.js';
 import { compileSideCallPatterns } from '../resume/side-call.js';
 import type { Conversation } from '../transcript/types.js';
 
@@ -52,7 +51,7 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
  */
 export function cacheUse(analysis: Analysis, context: TurnContext): { asked: true; anchor: string } | { asked: false; why: string } {
   if (analysis.conversation.shape === 'text') return { asked: false, why: 'plain text is never resumed' };
-  if (!isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME)) return { asked: false, why: 'resume is off' };
+  if (!context.settings.resume) return { asked: false, why: 'resume is off' };
   if (context.caller.callerResume) return { asked: false, why: 'the caller chose the chat' };
   if (analysis.sideCall) return { asked: false, why: 'a side call never touches the cache' };
   if (analysis.anchor === null) return { asked: false, why: 'there is no anchor' };
@@ -67,7 +66,7 @@ export function planTurn(
   const decision = decide({
     analysis,
     settings: {
-      enabled: isResumeEnabled(context.env.CURSOR_ACP_SESSION_RESUME),
+      enabled: context.settings.resume,
       unsafeDelta: context.settings.unsafeDelta,
     },
     callerResume: context.caller.callerResume,

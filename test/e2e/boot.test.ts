@@ -39,7 +39,7 @@ const transcript = JSON.stringify({
   ],
 });
 
-/** A dry run (the run path), one of our subcommands (program.js) and one of cursor-agent's (execa.js). */
+/** A dry run (the run path), one of our subcommands (program.js) and one of cursor-agent's (a hand-over). */
 async function behaviour(copy: Copy, nodeFlags: string[] = []): Promise<{ cache: string[]; outputs: RunResult[] }> {
   const runs = [
     await run(copy, ['--dry-run', '--model', 'gpt-5'], transcript, nodeFlags),

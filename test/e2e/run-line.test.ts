@@ -231,10 +231,6 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
     const stopped = await runCli(['status'], { env: noAgent });
     assert.equal(stopped.code, 2);
     assert.match(stopped.stderr, /^cursor-resume: agent \(in .*config\.json\): must not be empty/);
-    writeFileSync(file, '{"agent": ');
-    const broken = await runCli(['status'], { env: noAgent });
-    assert.equal(broken.code, 2);
-    assert.match(broken.stderr, /config\.json is not valid JSON/);
     assert.equal(readLog(env.CURSOR_STAND_IN_LOG!).length, 1, 'only the first status ran');
   });
 });

@@ -2,7 +2,8 @@
 // showed to what happens next.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EXIT_STDOUT_CLOSED, judge, settle, type RunFacts } from '../../src/turn/after-run.js';
+import { EXIT_STDOUT_CLOSED } from '../../src/stdout.js';
+import { judge, settle, type RunFacts } from '../../src/turn/after-run.js';
 import type { Plan } from '../../src/turn/plan.js';
 import { asst, branchAfter, decideFor, user, type Body } from '../support/engine.js';
 

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { analyze, decide } from '../../src/resume/decide.js';
 import { isSafeChatId } from '../../src/resume/chat-id.js';
-import { isResumeEnabled } from '../../src/resume/enabled.js';
 import { toolsFingerprint } from '../../src/resume/fingerprint.js';
 import { CONTINUE_LINE } from '../../src/resume/render.js';
 import { parseCallerArgs } from '../../src/agent/argv.js';
-import { resolveSettings } from '../../src/config.js';
+import { resolveRunSettings, resolveSettings } from '../../src/config.js';
 import { analyzeTurn } from '../../src/turn/plan.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { ON, PATTERNS, analysisOf, asst, branchAfter, decideFor, fn, sys, toolMsg, user, type Body } from '../support/engine.js';
@@ -15,13 +14,49 @@ const turn1: Body = { messages: [sys('You are a coding agent.'), user('remember:
 const reply1 = { text: 'Noted.  The port is 8080.' };
 const turn2: Body = { ...turn1, messages: [...turn1.messages, asst('Noted. The port is 8080.'), user('What is the port?')] };
 
-describe('resume switch: CURSOR_ACP_SESSION_RESUME', () => {
+describe('resume switch: CURSOR_RESUME_ENABLED, the file, then CURSOR_ACP_SESSION_RESUME', () => {
+  const NO_FILE = '/nonexistent/cursor-resume/config.json';
+  const resolve = (env: NodeJS.ProcessEnv, file: object = {}) => resolveSettings(env, {}, file);
+  // What the run path says of a value it ignores: one line each.
+  const ignored = (env: NodeJS.ProcessEnv) => resolveRunSettings(env, {}, NO_FILE).ignored;
   for (const [value, expected] of [
     ['1', true], ['true', true], ['TRUE', true], [' on ', true], ['Yes', true], ['\ttrue\n', true],
-    [undefined, false], ['', false], ['0', false], ['false', false], ['off', false], ['no', false], ['enabled', false], ['2', false], ['y', false],
+    [undefined, false], ['', false], ['0', false], ['false', false], ['off', false], ['no', false],
   ] as const) {
-    test(`${JSON.stringify(value)} → ${expected}`, () => assert.equal(isResumeEnabled(value), expected));
+    test(`CURSOR_ACP_SESSION_RESUME=${JSON.stringify(value)} → ${expected}, nothing said`, () => {
+      const env = { CURSOR_ACP_SESSION_RESUME: value };
+      assert.equal(resolve(env).settings.resume, expected);
+      assert.deepEqual(ignored(env), []);
+    });
+    test(`CURSOR_RESUME_ENABLED=${JSON.stringify(value)} → ${expected}, whatever CURSOR_ACP_SESSION_RESUME says`, () => {
+      const env = { CURSOR_RESUME_ENABLED: value, CURSOR_ACP_SESSION_RESUME: value === undefined || value.trim() === '' ? '1' : 'garbage' };
+      // A blank or unset CURSOR_RESUME_ENABLED leaves the decision to the shared switch.
+      const own = value === undefined || value.trim() === '' ? true : expected;
+      assert.equal(resolve(env).settings.resume, own);
+    });
   }
+  for (const value of ['enabled', '2', 'y']) {
+    test(`CURSOR_ACP_SESSION_RESUME=${value}: off, said once on the run path, refused by the config commands`, () => {
+      const env = { CURSOR_ACP_SESSION_RESUME: value };
+      const run = resolveRunSettings(env, {}, NO_FILE);
+      assert.equal(run.settings.resume, false);
+      assert.deepEqual(run.ignored, [`ignoring resume (from CURSOR_ACP_SESSION_RESUME): "${value}" is neither on (1, true, on, yes) nor off (0, false, off, no); unset CURSOR_ACP_SESSION_RESUME or fix its value`]);
+      assert.throws(() => resolve(env), /CURSOR_ACP_SESSION_RESUME/);
+    });
+    test(`CURSOR_RESUME_ENABLED=${value}: ignored with a line naming it, the next source deciding`, () => {
+      const env = { CURSOR_RESUME_ENABLED: value, CURSOR_ACP_SESSION_RESUME: '1' };
+      const run = resolveRunSettings(env, {}, NO_FILE);
+      assert.equal(run.settings.resume, true);
+      assert.equal(run.ignored.length, 1);
+      assert.match(run.ignored[0]!, /^ignoring resume \(from CURSOR_RESUME_ENABLED\): "\w+" is not a boolean[^\n]*; unset CURSOR_RESUME_ENABLED or fix its value$/);
+    });
+  }
+  test('the config file decides before CURSOR_ACP_SESSION_RESUME, after CURSOR_RESUME_ENABLED', () => {
+    assert.equal(resolve({ CURSOR_ACP_SESSION_RESUME: '1' }, { resume: false }).settings.resume, false);
+    assert.equal(resolve({ CURSOR_ACP_SESSION_RESUME: '0' }, { resume: true }).settings.resume, true);
+    assert.equal(resolve({ CURSOR_RESUME_ENABLED: '0' }, { resume: true }).settings.resume, false);
+    assert.equal(resolve({ CURSOR_ACP_SESSION_RESUME: '1' }).sources.resume, 'shared environment');
+  });
   test('off: always fresh with the full prompt, nothing recorded', () => {
     const d = decideFor(turn2, [branchAfter(turn1, reply1)], { settings: { enabled: false } });
     assert.equal(d.decision, 'fresh');

@@ -140,3 +140,25 @@ describe('short IDs, paths, previews', () => {
     assert.equal(shellQuote([]), '');
   });
 });
+
+describe('wrapHelp', () => {
+  test('a long line goes on under its description, prose under its indent; examples and short lines stay', async () => {
+    const { wrapHelp } = await import('../../src/present.js');
+    const words = 'one two three four five six seven eight nine ten';
+    const text = ['Settings:', `  name      ${words}`, `plain prose: ${words} ${words}`, '', 'Examples:', `  cursor-resume ${words} ${words}`].join('\n');
+    assert.equal(
+      wrapHelp(text, 56),
+      [
+        'Settings:',
+        '  name      one two three four five six seven eight nine',
+        '            ten',
+        'plain prose: one two three four five six seven eight',
+        'nine ten one two three four five six seven eight nine',
+        'ten',
+        '',
+        'Examples:',
+        `  cursor-resume ${words} ${words}`,
+      ].join('\n'),
+    );
+  });
+});

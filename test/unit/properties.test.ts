@@ -355,7 +355,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
 });
 
 describe('chat IDs: the rule holds wherever one could reach an argv', () => {
-  const settings = resolveSettings({}, {}, {}).settings;
+  const settings = resolveSettings({ CURSOR_RESUME_ENABLED: '1' }, {}, {}).settings;
   const reply = 'Noted.';
   const turn2 = JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'remember: a' }, { role: 'assistant', content: reply }, { role: 'user', content: 'next' }] });
   const base = recordedBranch(
@@ -370,7 +370,7 @@ describe('chat IDs: the rule holds wherever one could reach an argv', () => {
     fc.assert(
       fc.property(anyChatId, fc.constantFrom(['--print'], ['-p', '--output-format', 'json'], ['--print', '--force', '--model', 'gpt-5']), (chatId, args) => {
         const caller = parseCallerArgs(args);
-        const context: TurnContext = { caller, settings, env: { CURSOR_ACP_SESSION_RESUME: '1' }, workspace: '/work/project' };
+        const context: TurnContext = { caller, settings, env: {}, workspace: '/work/project' };
         const analysis = analyze(parseTranscript(turn2), { workspace: '/work/project', model: 'gpt-5', sideCallPatterns: PATTERNS });
         const plan = planTurn(analysis, context, { branches: [matchedTo({ ...base, chatId }, analysis)] });
         const at = plan.argv.indexOf('--resume');
