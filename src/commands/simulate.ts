@@ -18,7 +18,7 @@ import { CliError, UsageError } from '../errors.js';
 import { pack, prefixHash } from '../cache/known.js';
 import { BranchStore } from '../cache/store.js';
 import { describeResume, resolveSettings, type Settings } from '../config.js';
-import { helperEnv } from '../turn/helper-env.js';
+import { limitsFor } from '../turn/helper-env.js';
 import { analyzeTurn, cacheUse, planTurn, type Plan } from '../turn/plan.js';
 import { knownAfter, recordFor } from '../turn/record.js';
 import { bytes, paint, plural, printJson, table } from '../present.js';
@@ -233,12 +233,10 @@ interface TurnResult {
 
 function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, env: NodeJS.ProcessEnv, gapMs: number): TurnResult[] {
   // The limits a helper started by a run would have (config file, lowered by the environment).
-  const limits = helperEnv(settings, env);
   let now = 0;
   const started = Date.now();
   const store = new BranchStore({
-    ttlMs: Number(limits.CURSOR_RESUME_TTL_MS),
-    maxEntries: Number(limits.CURSOR_RESUME_MAX_ENTRIES),
+    ...limitsFor(settings, env),
     clock: () => now,
     wallClock: () => started + now,
   });

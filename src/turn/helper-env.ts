@@ -5,21 +5,21 @@
 // they look where a run looks.
 import { resolveRunSettings, type Settings } from '../config.js';
 import { ConfigError } from '../errors.js';
+import { envLimits, lowered, SEED_LIMITS, type Limits } from '../cache/limits.js';
 import { envValue } from '../env-value.js';
 
 export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const out = { ...env };
   if (settings.runtimeDir !== '' && envValue(env.CURSOR_RESUME_RUNTIME_DIR) === undefined) out.CURSOR_RESUME_RUNTIME_DIR = settings.runtimeDir;
-  out.CURSOR_RESUME_TTL_MS = String(lowest(env.CURSOR_RESUME_TTL_MS, settings.ttlMinutes * 60_000));
-  out.CURSOR_RESUME_MAX_ENTRIES = String(lowest(env.CURSOR_RESUME_MAX_ENTRIES, settings.maxEntries));
+  const limits = limitsFor(settings, env);
+  out.CURSOR_RESUME_TTL_MS = String(limits.ttlMs);
+  out.CURSOR_RESUME_MAX_ENTRIES = String(limits.maxEntries);
   return out;
 }
 
-/** The environment's value when it is a positive number below the setting, else the setting. */
-function lowest(given: string | undefined, setting: number): number {
-  const value = envValue(given);
-  const n = Number(value);
-  return value !== undefined && Number.isFinite(n) && n > 0 ? Math.min(n, setting) : setting;
+/** The cache limits a run asks for: the settings', lowered further by the environment's (cache/limits.ts). */
+export function limitsFor(settings: Settings, env: NodeJS.ProcessEnv): Limits {
+  return lowered(lowered(SEED_LIMITS, { ttlMs: settings.ttlMinutes * 60_000, maxEntries: settings.maxEntries }), envLimits(env));
 }
 
 /**
