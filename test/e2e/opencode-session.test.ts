@@ -1,0 +1,96 @@
+// OpenCode's Cursor plugin as the caller (README: "Using it from OpenCode"): the stand-in
+// caller, one process per user turn as `opencode run` scripts do, runs the built
+// cursor-resume in front of the stand-in cursor-agent. It flattens every request, kills the
+// agent with SIGTERM at each tool call, and sends the tool's result as the next request.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { BIN, sandboxEnv, tempDir } from '../support/cli.js';
+import { readRuns, runCallerPerTurn, stdoutOf } from '../support/opencode-caller.js';
+import { stopHelpersAt } from '../support/hardening.js';
+
+/** Turn 2's notes lead to a second call (two in a row inside one user turn); turn 4 makes one more. */
+const SESSION = [
+  'remember: codeword ALPHA',
+  'READ_NOTES: please read notes.txt and tell me its codeword.',
+  'remember: codeword BRAVO',
+  'RUN_SHELL: npm test',
+  'Which codewords do you know?',
+];
+const NOTES = 'Notes of the project.\nremember: codeword CHARLIE\nRUN_SHELL: make check\n';
+
+const lines = <T>(file: string): T[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as T)
+    : [];
+
+async function session(pluginResume: boolean) {
+  const dir = tempDir('cr-opencode-');
+  const workspace = tempDir('cr-ws-');
+  writeFileSync(join(workspace, 'notes.txt'), NOTES);
+  const files = { trace: join(dir, 'trace.jsonl'), printed: join(dir, 'printed.jsonl'), record: join(dir, 'runs.jsonl'), log: join(dir, 'agent.jsonl') };
+  const env = sandboxEnv({
+    CURSOR_AGENT_EXECUTABLE: BIN,
+    CURSOR_RESUME_ENABLED: '1',
+    // The plugin's own resume: the same variable, which cursor-resume leaves to its own switch.
+    CURSOR_ACP_SESSION_RESUME: pluginResume ? '1' : '0',
+    CURSOR_RESUME_TRACE: files.trace,
+    CURSOR_STAND_IN_STDOUT_LOG: files.printed,
+    CURSOR_STAND_IN_LOG: files.log,
+  });
+  try {
+    for (const r of await runCallerPerTurn({ state: join(dir, 'session.json'), workspace, record: files.record, env }, SESSION)) {
+      assert.equal(r.code, 0, r.stderr);
+    }
+  } finally {
+    await stopHelpersAt(env.CURSOR_RESUME_RUNTIME_DIR!);
+  }
+  const runs = readRuns(files.record).filter((r) => r.kind !== 'version');
+  const traces = lines<{ decision: string; reason: string; promptBytes: number }>(files.trace);
+  const printed = new Map<number, Buffer>();
+  for (const { pid, data } of lines<{ pid: number; data: string }>(files.printed)) {
+    printed.set(pid, Buffer.concat([printed.get(pid) ?? Buffer.alloc(0), Buffer.from(data, 'base64')]));
+  }
+  const received = lines<{ event: string; argv: string[]; stdinBase64: string | null }>(files.log).filter((e) => e.event === 'invoke');
+  return { runs, traces, printed: [...printed.values()], received };
+}
+
+describe('the OpenCode plugin as the caller, one process per turn', () => {
+  test("its own resume off: every later request resumes with the plugin's own delta, killed runs included, and the chat keeps every fact", async () => {
+    const { runs, traces, printed } = await session(false);
+    assert.equal(traces.length, runs.length, 'one trace line per agent run');
+    const chats = runs.map((r, i) => ({ ...r, trace: traces[i]! })).filter((r) => r.kind === 'chat');
+    assert.equal(chats.filter((r) => r.killedAfterToolCall).length, 3, 'three tool calls, each ended by SIGTERM');
+    assert.deepEqual([chats[0]!.trace.decision, chats[0]!.trace.reason], ['fresh', 'no-entry']);
+    for (const r of chats.slice(1)) {
+      assert.deepEqual([r.turn, r.trace.decision, r.trace.reason], [r.turn, 'resume-delta', 'delta']);
+      // What went to cursor-agent is what the plugin itself would send when it resumes.
+      assert.equal(r.trace.promptBytes, r.pluginDeltaBytes, `turn ${r.turn}`);
+    }
+    // Byte for byte what cursor-agent printed, the runs killed at their tool calls included.
+    for (const r of runs) {
+      const got = Buffer.from(r.stdoutBase64, 'base64');
+      assert.ok(printed.some((p) => p.equals(got)), `turn ${r.turn} ${r.kind}: the caller got what the agent printed`);
+    }
+    const last = stdoutOf(runs.at(-1)!).trim().split('\n').at(-1)!;
+    const reply = String((JSON.parse(last) as { result: unknown }).result);
+    for (const fact of ['codeword ALPHA', 'codeword CHARLIE', 'codeword BRAVO']) assert.ok(reply.includes(fact), `${fact} in: ${reply}`);
+  });
+
+  test('its own resume on: what it resumes itself reaches cursor-agent untouched (caller-resume)', async () => {
+    const { runs, traces, received } = await session(true);
+    const byCaller = runs.map((r, i) => ({ ...r, trace: traces[i]! })).filter((r) => r.passedResume);
+    assert.ok(byCaller.length >= 3, 'the plugin resumes its tool results itself');
+    for (const r of byCaller) {
+      assert.deepEqual([r.trace.decision, r.trace.reason], ['fresh', 'caller-resume']);
+      assert.ok(
+        received.some((e) => e.stdinBase64 === r.stdinBase64 && JSON.stringify(e.argv) === JSON.stringify(r.argv)),
+        `turn ${r.turn}: cursor-agent got the caller's argv and stdin as they came`,
+      );
+    }
+  });
+});
