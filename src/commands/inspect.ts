@@ -370,7 +370,7 @@ function render(view: Explanation): string {
   step('transcript', `${transcript.source}: ${transcript.shape === 'text' ? 'plain text' : transcript.shape}, ${plural(transcript.messages, 'message')}, ${counted}`);
   if (transcript.notLayout !== null) sub('layout', `not the OpenCode plugin's: ${transcript.notLayout}`);
   for (const [i, b] of (transcript.layout ?? []).entries()) {
-    sub(`block ${i + 1}`, 'frame' in b ? c.dim(`frame ${b.frame}, ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`) : `message ${b.message} (${b.role}), ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`);
+    sub(`block ${i + 1}`, 'frame' in b ? c.dim(`frame ${b.frame}, ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`) : `message ${b.message + 1} (${b.role}), ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`);
   }
   step('resume', resume.enabled ? `${good('on')}: ${resume.why}` : `${bad('off')}: ${resume.why}`);
   step('caller chat', view.callerResume ? bad('yes: --resume or --continue on the run line; passed on untouched') : 'no');
@@ -379,7 +379,7 @@ function render(view: Explanation): string {
   sub('workspace', `${anchor.workspace} (${anchor.workspaceFrom === 'flag' ? 'from --workspace' : `from the ${anchor.workspaceFrom}`})`);
   sub('model', `${anchor.model === '' ? "cursor-agent's default" : anchor.model} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`);
   sub('session', anchor.sessionId ?? 'none');
-  sub('opener', anchor.opener ? `message ${anchor.opener.index} (user): ${JSON.stringify(anchor.opener.preview)}` : 'none');
+  sub('opener', anchor.opener ? `message ${anchor.opener.index + 1} (user): ${JSON.stringify(anchor.opener.preview)}` : 'none');
   const { tools } = view;
   const toolsText =
     tools.blockBytes === undefined ? plural(tools.count, 'tool') : tools.blockBytes === null ? 'no tools block' : `the tools block (${bytes(tools.blockBytes)})`;
@@ -415,7 +415,7 @@ function proofText(b: ReturnType<typeof branchView>, good: (t: string) => string
     case 'diverged':
       return bad(
         divergedAt
-          ? `${matched} of ${known} known messages match; message ${divergedAt.index} (${divergedAt.role}) differs: ${JSON.stringify(divergedAt.preview)}`
+          ? `${matched} of ${known} known messages match; message ${divergedAt.index + 1} (${divergedAt.role}) differs: ${JSON.stringify(divergedAt.preview)}`
           : `${matched} of ${known} known messages match`,
       );
   }

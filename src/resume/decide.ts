@@ -139,7 +139,7 @@ function describeProof(proof: PrefixProof, analysis: Analysis): string {
       const role = analysis.conversation.messages[at]?.role ?? 'message';
       const how =
         role === 'assistant' ? 'differs from what cursor replied' : role === 'system' ? 'differs from the system message the chat was given' : 'was edited, removed or reordered';
-      return `${at} of ${proof.known} known messages match; message ${at} (${role}) ${how}`;
+      return `${at} of ${proof.known} known messages match; message ${at + 1} (${role}) ${how}`;
     }
   }
 }

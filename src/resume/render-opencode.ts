@@ -15,15 +15,15 @@ export function renderOpencodeDelta(conversation: Conversation, knownCount: numb
   const userTexts: string[] = [];
   for (let i = knownCount; i < messages.length; i++) {
     const m = messages[i]!;
-    if (m.role === 'system') return { ok: false, why: `message ${i} is a new system message` };
-    if (m.role === 'assistant') return { ok: false, why: `message ${i} is an assistant message cursor did not write` };
+    if (m.role === 'system') return { ok: false, why: `message ${i + 1} is a new system message` };
+    if (m.role === 'assistant') return { ok: false, why: `message ${i + 1} is an assistant message cursor did not write` };
     if (m.role === 'user') {
       const text = renderOpencodeMessage(m).slice('USER: '.length).trim();
       if (text !== '') userTexts.push(text);
       continue;
     }
     const id = m.parts[0]?.type === 'tool-result' ? m.parts[0].id : '';
-    if (!calls.has(id)) return { ok: false, why: `message ${i} answers tool call ${JSON.stringify(id)}, which cursor's last reply did not make` };
+    if (!calls.has(id)) return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(id)}, which cursor's last reply did not make` };
     results.push(renderOpencodeMessage(m));
   }
   if (results.length === 0 && userTexts.length === 0) return { ok: false, why: 'the new messages have no text to send' };

@@ -95,10 +95,10 @@ export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number
   const userTexts: string[] = [];
   for (let i = knownCount; i < messages.length; i++) {
     const m = messages[i]!;
-    if (m.role === 'system') return { ok: false, why: `message ${i} is a new system message` };
-    if (m.role === 'assistant') return { ok: false, why: `message ${i} is an assistant message cursor did not write` };
+    if (m.role === 'system') return { ok: false, why: `message ${i + 1} is a new system message` };
+    if (m.role === 'assistant') return { ok: false, why: `message ${i + 1} is an assistant message cursor did not write` };
     if (m.parts.some((p) => p.type === 'file')) {
-      return { ok: false, why: `message ${i} carries a file or image, which a text prompt cannot carry` };
+      return { ok: false, why: `message ${i + 1} carries a file or image, which a text prompt cannot carry` };
     }
     if (m.role === 'user') {
       userTexts.push(messageText(m));
@@ -107,7 +107,7 @@ export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number
     for (const p of m.parts) {
       if (p.type !== 'tool-result') continue;
       const call = calls.get(p.id);
-      if (!call) return { ok: false, why: `message ${i} answers tool call ${JSON.stringify(p.id)}, which cursor's last reply did not make` };
+      if (!call) return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(p.id)}, which cursor's last reply did not make` };
       results.push(`${toolCallLine(call)}\n${toolResultBlock(p)}`);
     }
   }

@@ -229,7 +229,7 @@ describe('prefix proof and delta', () => {
     const d = decideFor(turn2, [branchAfter(turn1, { text: 'Noted. The port is 9090.' })]);
     assert.equal(d.decision, 'fresh');
     assert.equal(d.reason, 'diverged');
-    assert.match(d.detail, /message 2 \(assistant\) differs from what cursor replied/);
+    assert.match(d.detail, /message 3 \(assistant\) differs from what cursor replied/);
   });
   test('an edited, removed or reordered earlier message is a divergence', () => {
     const branch = branchAfter(turn1, reply1);
@@ -242,13 +242,13 @@ describe('prefix proof and delta', () => {
       const d = decideFor(body, [branch]);
       assert.equal(d.decision, 'fresh');
       assert.equal(d.reason, 'diverged');
-      assert.match(d.detail, /^0 of 3 known messages match; message 0/);
+      assert.match(d.detail, /^0 of 3 known messages match; message 1/);
     }
     const editedLater = { ...turn2, messages: [sys('You are a coding agent.'), user('remember: the port is 8080'), asst('Noted. The port is 8080.'), user('q'), asst('a'), user('next')] };
     const branch2 = branchAfter({ ...turn2, messages: editedLater.messages.slice(0, 4) }, { text: 'a' });
     const changed = { ...editedLater, messages: editedLater.messages.map((m, i) => (i === 3 ? user('Q') : m)) };
     assert.equal(decideFor(editedLater, [branch2]).decision, 'resume-delta');
-    assert.match(decideFor(changed, [branch2]).detail, /message 3 \(user\) was edited, removed or reordered/);
+    assert.match(decideFor(changed, [branch2]).detail, /message 4 \(user\) was edited, removed or reordered/);
   });
   test('a transcript that stops inside the known history (a regenerated reply) is not resumed', () => {
     const d = decideFor(turn1, [branchAfter(turn1, reply1)]);

@@ -73,17 +73,21 @@ function prompt(messages: M[], frames: Frames): string {
  * What a chat has truly seen of a conversation, frames aside: the messages as the
  * plugin writes them, tool calls by id alone (their names and arguments are the
  * plugin's mapping). Compared as text, so two message lists that the plugin writes
- * the same way are the same to the chat. `loose` also normalises the whitespace of an
- * assistant's text, as the README says cursor's replies are compared.
+ * the same way are the same to the chat.
  */
-const seen = (messages: M[], loose = false): string =>
-  messages
-    .map((m) => block(loose && m.role === 'assistant' ? { ...m, text: m.text.replace(/\s+/g, ' ').trim() } : m, (c) => `tool_call(id: ${c.id})`))
-    .join('\n\n');
+const seen = (messages: M[]): string => messages.map((m) => block(m, (c) => `tool_call(id: ${c.id})`)).join('\n\n');
 
-/** The transcript begins with what the chat saw: the same text, or the same but for whitespace in cursor's replies. */
+const squeeze = (text: string): string => text.replace(/\s+/g, ' ').trim();
+
+/**
+ * The transcript begins with what the chat saw: the same text, or the same but for
+ * whitespace, as the README says cursor's replies are compared. (The second is looser
+ * than the engine, which compares the caller's own messages exactly; it cannot make
+ * this property fail where the engine is right, and an exact mismatch of the caller's
+ * messages is what the other property tests hold.)
+ */
 const beginsWith = (transcript: M[], chat: M[]): boolean =>
-  [false, true].some((loose) => seen(transcript, loose).startsWith(`${seen(chat, loose)}\n\n`));
+  seen(transcript).startsWith(`${seen(chat)}\n\n`) || `${squeeze(seen(transcript))} `.startsWith(`${squeeze(seen(chat))} `);
 
 // ---- random texts, full of look-alikes -------------------------------------------------
 

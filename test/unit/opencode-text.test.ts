@@ -198,7 +198,7 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
     const d = decideText(otherCall, branches(3));
     assert.equal(d.decision, 'fresh');
     assert.equal(d.reason, 'diverged');
-    assert.match(d.detail, /message 6 \(assistant\) differs from what cursor replied/);
+    assert.match(d.detail, /message 7 \(assistant\) differs from what cursor replied/);
   });
   test("a turn ended at a tool call is recorded with cursor's text so far and the call's id: the next request resumes with only the result", () => {
     const said = 'Let me read notes.txt first.';
@@ -288,7 +288,7 @@ describe('drift that is not divergence: a new system prompt starts a fresh chat 
     assert.notEqual(nextDay, fixture(OFF[1]!));
     const d = decideText(nextDay, branch());
     assert.deepEqual([d.decision, d.reason, d.record], ['fresh', 'system-changed', true]);
-    assert.equal(d.detail, '0 of 3 known messages match; message 0 (system) differs from the system message the chat was given');
+    assert.equal(d.detail, '0 of 3 known messages match; message 1 (system) differs from the system message the chat was given');
     assert.equal(d.prompt, nextDay);
   });
   test('the user switches agent (build to plan): another system prompt', () => {
