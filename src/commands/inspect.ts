@@ -55,8 +55,9 @@ export function addInspectCommand(program: Command): Command {
       'after',
       `
 Without --transcript: one row per cached branch (a Cursor chat of a conversation): anchor, workspace,
-model, chat ID, which branch of its anchor, turns, messages known, time since its last turn, time
-left, last outcome, prompt bytes saved so far (with --json, ageMs is the time since the last turn,
+model, chat ID, which branch of its anchor (when a conversation has more than one), turns, messages
+known, time since its last turn (IDLE), time left, last outcome, prompt bytes saved so far (with
+--json, ageMs is the time since the last turn,
 updatedAt, not since createdAt). Nothing is started: with no helper running it says so (exit 0). The
 cache holds hashes, IDs, counts and times, never message text.
 
@@ -159,6 +160,8 @@ async function listEntries(json: boolean): Promise<void> {
   const anchors = shortIds(ordered.map((b) => b.anchor), 7);
   const chats = shortIds(ordered.map((b) => b.chatId), 8);
   const index = new Map<string, number>();
+  // Which branch of its conversation a row is: a column only when some conversation has more than one.
+  const branched = [...counts.values()].some((n) => n > 1);
   const rows = ordered.map((b) => {
     const n = (index.get(b.anchor) ?? 0) + 1;
     index.set(b.anchor, n);
@@ -169,11 +172,12 @@ async function listEntries(json: boolean): Promise<void> {
       shortPath(b.workspace, process.env.HOME, 32),
       b.model === '' ? c.dim('default') : b.model,
       chats.get(b.chatId)!,
-      `${n}/${counts.get(b.anchor)}`,
+      ...(branched ? [`${n}/${counts.get(b.anchor)}`] : []),
       String(b.turns),
       String(b.knownCount),
-      ago(now - b.updatedAt),
-      b.ttlLeftMs <= 0 ? c.red('expired') : left(b.ttlLeftMs),
+      // Short cells under their headers: the table fits 80 columns for a short workspace.
+      ago(now - b.updatedAt).replace(/^just now$/, 'now'),
+      b.ttlLeftMs <= 0 ? c.red('expired') : left(b.ttlLeftMs).replace(/ left$/, ''),
       notes.length > 0 ? `${outcome} (${notes.join(', ')})` : outcome,
       bytes(b.bytesSaved),
     ];
@@ -183,10 +187,10 @@ async function listEntries(json: boolean): Promise<void> {
     { header: 'WORKSPACE' },
     { header: 'MODEL' },
     { header: 'CHAT' },
-    { header: 'BRANCH', align: 'right' as const },
+    ...(branched ? [{ header: 'BRANCH', align: 'right' as const }] : []),
     { header: 'TURNS', align: 'right' as const },
     { header: 'KNOWN', align: 'right' as const },
-    { header: 'LAST TURN' },
+    { header: 'IDLE' },
     { header: 'LEFT' },
     { header: 'OUTCOME' },
     { header: 'SAVED', align: 'right' as const },
@@ -196,7 +200,7 @@ async function listEntries(json: boolean): Promise<void> {
   process.stdout.write(
     c.dim(
       `${plural(ordered.length, 'branch', 'branches')} of ${plural(counts.size, 'conversation')} (${ordered.length} of ${limits.maxEntries} entries), ` +
-        `${bytes(saved)} of prompt saved; ${helperLine}\n`,
+        `${bytes(saved)} of prompt saved;\n${helperLine}\n`,
     ),
   );
 }
