@@ -48,7 +48,8 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
       wrapped: async () => {
         const result = expectOk('cursor-resume', await runCli(snapshot, STREAM_ARGS, { input: body, env }));
         const reply = replyOf(result.stdout);
-        if (plan.decision !== 'fresh' && reply.sessionId !== plan.chatId) notes.push(`iteration ${i}: planned to resume ${plan.chatId}, answered as ${reply.sessionId}`);
+        if (plan.decision !== 'fresh' && reply.sessionId !== plan.chatId)
+          notes.push(`iteration ${i}: planned to resume ${plan.chatId}, answered as ${reply.sessionId}`);
         conversation.applyReply(reply);
         return result.ms;
       },
@@ -97,9 +98,17 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
       { metric: `bare node -e '' (median of ${warm.length})`, value: `${round(bare)} ms` },
       { metric: 'stand-in direct, resumed turn', value: `${round(median(warm.map((t) => t.direct)))} ms` },
       { metric: 'through cursor-resume, warm helper', value: `${round(median(warm.map((t) => t.wrapped)))} ms` },
-      { metric: 'added time, warm (median)', value: `${round(warmAdded)} ms = bare node + ${round(warmAdded - bare)} ms`, goal: `<= bare node + 25 ms (${round(budget)} ms)`, met: warmAdded <= budget },
+      {
+        metric: 'added time, warm (median)',
+        value: `${round(warmAdded)} ms = bare node + ${round(warmAdded - bare)} ms`,
+        goal: `<= bare node + 25 ms (${round(budget)} ms)`,
+        met: warmAdded <= budget,
+      },
       { metric: '--dry-run over bare node (load, parse, lookup)', value: `${round(dryOverBare)} ms` },
-      { metric: `added time, cold helper (median of ${cold.length})`, value: `${round(coldAdded)} ms = bare node + ${round(coldAdded - bare)} ms` },
+      {
+        metric: `added time, cold helper (median of ${cold.length})`,
+        value: `${round(coldAdded)} ms = bare node + ${round(coldAdded - bare)} ms`,
+      },
     ],
     data: {
       warm: { triples: warm, added: summarize(added(warm)), bare: summarize(warm.map((t) => t.bare)) },

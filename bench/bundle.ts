@@ -71,7 +71,12 @@ export async function bundleBench(snapshot: Snapshot): Promise<BenchOutcome> {
       { metric: 'files a run line loads', value: `${files.length} (${files.join(', ')}), ${(bytes / 1024).toFixed(1)} KiB` },
       { metric: 'V8 code cache read with them', value: cacheBytes > 0 ? `cli.cjs.cache, ${(cacheBytes / 1024).toFixed(1)} KiB` : 'none' },
       { metric: 'packages in them', value: packages.join(', ') || 'none' },
-      { metric: 'chalk, conf, execa, commander, full zod', value: forbidden.length === 0 ? 'none loaded' : forbidden.join(', '), goal: 'none', met: forbidden.length === 0 },
+      {
+        metric: 'chalk, conf, execa, commander, full zod',
+        value: forbidden.length === 0 ? 'none loaded' : forbidden.join(', '),
+        goal: 'none',
+        met: forbidden.length === 0,
+      },
     ],
     data: { files, bytes, packages, cacheBytes },
     notes: [],

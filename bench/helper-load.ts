@@ -19,7 +19,8 @@ const CLIENTS = 32;
 const ENTRIES = 64;
 
 const anchorOf = (i: number): string => i.toString(16).padStart(32, 'a');
-const digestsOf = (messages: number): string[] => Array.from({ length: messages }, () => randomBytes(MESSAGE_DIGEST_HEX / 2).toString('hex'));
+const digestsOf = (messages: number): string[] =>
+  Array.from({ length: messages }, () => randomBytes(MESSAGE_DIGEST_HEX / 2).toString('hex'));
 
 interface LoadResult {
   requests: number;
@@ -78,7 +79,13 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
   const socketPath = connected.paths.socket;
   connected.client.close();
   const clients: HelperClient[] = [];
-  const fields = { toolsFingerprint: 'f'.repeat(32), workspace: sandbox.workspace, model: 'gpt-5', savedBytes: 1000, outcome: 'success' as const };
+  const fields = {
+    toolsFingerprint: 'f'.repeat(32),
+    workspace: sandbox.workspace,
+    model: 'gpt-5',
+    savedBytes: 1000,
+    outcome: 'success' as const,
+  };
 
   /** Each anchor's conversation as its client knows it: the digests of every message so far. */
   const conversations = new Map<number, string[]>();
@@ -87,7 +94,14 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
   async function fill(messages: number): Promise<void> {
     for (let i = 0; i < ENTRIES; i++) {
       const digests = digestsOf(messages);
-      const reply = await clients[i % CLIENTS]!.recordTurn({ ...fields, anchor: anchorOf(i), chatId: `chat-${i}`, digests: digests.slice(0, -1), reply: digests.at(-1)!, base: null });
+      const reply = await clients[i % CLIENTS]!.recordTurn({
+        ...fields,
+        anchor: anchorOf(i),
+        chatId: `chat-${i}`,
+        digests: digests.slice(0, -1),
+        reply: digests.at(-1)!,
+        base: null,
+      });
       if (!reply.recorded) throw new Error(`fill: ${reply.message}`);
       conversations.set(i, digests);
     }
@@ -125,7 +139,17 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
     const requests = lookups.length + records.length;
     const helperCpuUsPerRequest = ((procCpuMs(pid) - cpuBefore) * 1000) / requests;
     const socketBytesPerTurn = (procIoBytes(pid) - ioBefore) / lookups.length;
-    return { requests, helperCpuUsPerRequest, seconds, throughput: requests / seconds, lookup: summarize(lookups), record: summarize(records), all: summarize([...lookups, ...records]), refused, socketBytesPerTurn };
+    return {
+      requests,
+      helperCpuUsPerRequest,
+      seconds,
+      throughput: requests / seconds,
+      lookup: summarize(lookups),
+      record: summarize(records),
+      all: summarize([...lookups, ...records]),
+      refused,
+      socketBytesPerTurn,
+    };
   }
 
   /**
@@ -157,7 +181,9 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
             if (branch) await timed(() => client.lease(anchor, `chat-${index}`, branch.version));
             await new Promise((resolve) => setTimeout(resolve, 10 + random() * (agentMs - 10)));
             const base = branch ? { version: branch.version, count: branch.knownCount } : null;
-            const reply = await timed(() => client.recordTurn({ ...fields, anchor, chatId: `chat-${index}`, digests, reply: answer, base }));
+            const reply = await timed(() =>
+              client.recordTurn({ ...fields, anchor, chatId: `chat-${index}`, digests, reply: answer, base }),
+            );
             if (reply.recorded) conversations.set(index, [...digests, answer]);
           } finally {
             client.close();
@@ -191,7 +217,11 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
     await fill(10_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const stats = await clients[0]!.stats();
-    memory = { ...(procMemory(pid) ?? { ...nothing, rssKb: stats.memory.rss / 1024 }), heapUsedKb: stats.memory.heapUsed / 1024, entries: stats.entries };
+    memory = {
+      ...(procMemory(pid) ?? { ...nothing, rssKb: stats.memory.rss / 1024 }),
+      heapUsedKb: stats.memory.heapUsed / 1024,
+      entries: stats.entries,
+    };
     if (stats.entries !== ENTRIES) notes.push(`the helper holds ${stats.entries} entries, not ${ENTRIES}`);
     full = await load(fullIterations);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -207,19 +237,41 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
     id: 'helper-load',
     title: '5. helper under load',
     rows: [
-      { metric: `${CLIENTS} clients, 200-message branches: throughput`, value: `${Math.round(typical.throughput)} requests/s; helper CPU ${Math.round(typical.helperCpuUsPerRequest)} µs a request` },
-      { metric: `  latency p50 / p99 (${typical.requests} lookups + records)`, value: `${round(typical.all.p50, 2)} / ${round(typical.all.p99, 2)} ms`, goal: 'p99 < 2 ms', met: typical.all.p99 < 2 },
+      {
+        metric: `${CLIENTS} clients, 200-message branches: throughput`,
+        value: `${Math.round(typical.throughput)} requests/s; helper CPU ${Math.round(typical.helperCpuUsPerRequest)} µs a request`,
+      },
+      {
+        metric: `  latency p50 / p99 (${typical.requests} lookups + records)`,
+        value: `${round(typical.all.p50, 2)} / ${round(typical.all.p99, 2)} ms`,
+        goal: 'p99 < 2 ms',
+        met: typical.all.p99 < 2,
+      },
       { metric: '  helper socket bytes per resumed turn (lookup + record)', value: `${Math.round(typical.socketBytesPerTurn)} B` },
-      { metric: `${CLIENTS} clients running turns (connect, hello, lookup, lease, 10-50 ms, record)`, value: `p50 / p99 ${round(turnShaped.p50, 2)} / ${round(turnShaped.p99, 2)} ms a request (${turnShaped.n} requests)` },
-      { metric: `${CLIENTS} clients, 10,000-message branches: throughput`, value: `${Math.round(full.throughput)} requests/s; helper CPU ${Math.round(full.helperCpuUsPerRequest)} µs a request` },
-      { metric: `  latency p50 / p99 (${full.requests} lookups + records)`, value: `${round(full.all.p50, 2)} / ${round(full.all.p99, 2)} ms`, goal: 'p99 < 2 ms', met: full.all.p99 < 2 },
+      {
+        metric: `${CLIENTS} clients running turns (connect, hello, lookup, lease, 10-50 ms, record)`,
+        value: `p50 / p99 ${round(turnShaped.p50, 2)} / ${round(turnShaped.p99, 2)} ms a request (${turnShaped.n} requests)`,
+      },
+      {
+        metric: `${CLIENTS} clients, 10,000-message branches: throughput`,
+        value: `${Math.round(full.throughput)} requests/s; helper CPU ${Math.round(full.helperCpuUsPerRequest)} µs a request`,
+      },
+      {
+        metric: `  latency p50 / p99 (${full.requests} lookups + records)`,
+        value: `${round(full.all.p50, 2)} / ${round(full.all.p99, 2)} ms`,
+        goal: 'p99 < 2 ms',
+        met: full.all.p99 < 2,
+      },
       {
         metric: '  helper socket bytes per resumed turn (lookup + record, a two-message delta)',
         value: `${Math.round(full.socketBytesPerTurn)} B`,
         goal: '≤ 4 KB',
         met: full.socketBytesPerTurn <= 4096,
       },
-      { metric: 'helper RSS, idle', value: `${mib(idle.rssKb)} MiB (private ${mib(idle.anonKb)}, Node binary and libraries ${mib(idle.fileKb)})` },
+      {
+        metric: 'helper RSS, idle',
+        value: `${mib(idle.rssKb)} MiB (private ${mib(idle.anonKb)}, Node binary and libraries ${mib(idle.fileKb)})`,
+      },
       {
         metric: `helper RSS, ${memory.entries} entries of 10,000 messages`,
         value: `${mib(memory.rssKb)} MiB (private ${mib(memory.anonKb)}, Node binary and libraries ${mib(memory.fileKb)}; heap used ${mib(memory.heapUsedKb)})`,
@@ -231,7 +283,18 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
         met: afterLoad.rssKb - idle.rssKb <= 16 * 1024 && afterLoad.rssKb <= 64 * 1024,
       },
     ],
-    data: { clients: CLIENTS, iterationsPerClient: iterations, fullIterationsPerClient: fullIterations, pid, typical, turnShaped, full, idle, memory, afterLoad },
+    data: {
+      clients: CLIENTS,
+      iterationsPerClient: iterations,
+      fullIterationsPerClient: fullIterations,
+      pid,
+      typical,
+      turnShaped,
+      full,
+      idle,
+      memory,
+      afterLoad,
+    },
     notes,
   };
 }

@@ -87,7 +87,13 @@ export interface SessionResult {
   notes: string[];
 }
 
-const readLines = <T>(file: string): T[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T) : []);
+const readLines = <T>(file: string): T[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as T)
+    : [];
 
 /** What each stand-in pid printed, from CURSOR_STAND_IN_STDOUT_LOG. */
 function printedBy(file: string): Map<number, Buffer> {
@@ -100,7 +106,11 @@ function printedBy(file: string): Map<number, Buffer> {
 
 export async function runSession(snapshot: Snapshot, setup: Setup): Promise<SessionResult> {
   const sandbox = new Sandbox(snapshot, `opencode-${setup.name}`);
-  const files = { log: join(sandbox.dir, 'agent.jsonl'), stdout: join(sandbox.dir, 'agent-stdout.jsonl'), trace: join(sandbox.dir, 'trace.jsonl') };
+  const files = {
+    log: join(sandbox.dir, 'agent.jsonl'),
+    stdout: join(sandbox.dir, 'agent-stdout.jsonl'),
+    trace: join(sandbox.dir, 'trace.jsonl'),
+  };
   writeFileSync(join(sandbox.workspace, 'notes.txt'), NOTES);
   const env: NodeJS.ProcessEnv = {
     ...sandbox.env,
@@ -114,7 +124,8 @@ export async function runSession(snapshot: Snapshot, setup: Setup): Promise<Sess
   const notes: string[] = [];
   try {
     for (const [i, r] of (await runCallerPerTurn(caller, SESSION)).entries()) {
-      if (r.code !== 0) throw new Error(`${setup.name}: the caller failed at turn ${i + 1} (exit ${r.code ?? r.signal}): ${r.stderr.trim()}`);
+      if (r.code !== 0)
+        throw new Error(`${setup.name}: the caller failed at turn ${i + 1} (exit ${r.code ?? r.signal}): ${r.stderr.trim()}`);
     }
   } finally {
     if (setup.wrapped) await sandbox.stopHelper();
@@ -124,7 +135,8 @@ export async function runSession(snapshot: Snapshot, setup: Setup): Promise<Sess
   const invocations = readLines<Invocation>(files.log).filter((e) => e.event === 'invoke' && e.stdinBase64 !== null);
   const printed = printedBy(files.stdout);
   const traces = setup.wrapped ? readLines<TraceLine>(files.trace) : [];
-  if (setup.wrapped && traces.length !== callerRuns.length) notes.push(`${setup.name}: ${traces.length} trace lines for ${callerRuns.length} runs: decisions not matched to runs`);
+  if (setup.wrapped && traces.length !== callerRuns.length)
+    notes.push(`${setup.name}: ${traces.length} trace lines for ${callerRuns.length} runs: decisions not matched to runs`);
   const traceOf = (i: number): TraceLine | undefined => (traces.length === callerRuns.length ? traces[i] : undefined);
 
   // Stand-in runs in order; a caller run is the next one whose output is the caller's (earlier ones: retries).
@@ -163,7 +175,13 @@ export async function runSession(snapshot: Snapshot, setup: Setup): Promise<Sess
   unmatched += invocations.length - next;
   const last = callerRuns.at(-1);
   const lastLine = last ? stdoutOf(last).trim().split('\n').at(-1) : undefined;
-  return { setup: setup.name, runs, lastReply: lastLine ? String((JSON.parse(lastLine) as { result?: unknown }).result) : '', unmatched, notes };
+  return {
+    setup: setup.name,
+    runs,
+    lastReply: lastLine ? String((JSON.parse(lastLine) as { result?: unknown }).result) : '',
+    unmatched,
+    notes,
+  };
 }
 
 const sum = (values: ReadonlyArray<number>): number => values.reduce((a, b) => a + b, 0);
@@ -206,11 +224,34 @@ function ownResumeRows(result: SessionResult): Row[] {
   const wholePlugin = sum(result.runs.map((r) => r.pluginDeltaBytes ?? r.fullPromptBytes ?? 0));
   return [
     { metric: 'agent runs (title + chat; killed after a tool call)', value: `${result.runs.length} (${killed.length} killed)` },
-    { metric: "whole session: sent / full prompts / the plugin's own", value: `${formatBytes(wholeSent)} / ${formatBytes(wholeFull)} / ${formatBytes(wholePlugin)}` },
-    { metric: 'requests after the first that resumed (resume-delta)', value: `${resumed} of ${later.length}`, goal: `${later.length} of ${later.length}`, met: resumed === later.length },
-    { metric: 'bytes sent for them / full prompts', value: `${formatBytes(sent)} / ${formatBytes(full)} = ${round((sent / full) * 100, 1)}%`, goal: '< 5%', met: sent / full < 0.05 },
-    { metric: "bytes sent / the plugin's own delta", value: `${formatBytes(sent)} / ${formatBytes(pluginDelta)} = ${round(sent / pluginDelta, 2)}x`, goal: '<= 1.10x', met: sent / pluginDelta <= 1.1 },
-    { metric: 'stdout byte for byte (killed runs included)', value: `${identical} of ${result.runs.length} (${killed.filter((r) => r.stdoutIdentical).length} of ${killed.length} killed)`, goal: 'all', met: identical === result.runs.length },
+    {
+      metric: "whole session: sent / full prompts / the plugin's own",
+      value: `${formatBytes(wholeSent)} / ${formatBytes(wholeFull)} / ${formatBytes(wholePlugin)}`,
+    },
+    {
+      metric: 'requests after the first that resumed (resume-delta)',
+      value: `${resumed} of ${later.length}`,
+      goal: `${later.length} of ${later.length}`,
+      met: resumed === later.length,
+    },
+    {
+      metric: 'bytes sent for them / full prompts',
+      value: `${formatBytes(sent)} / ${formatBytes(full)} = ${round((sent / full) * 100, 1)}%`,
+      goal: '< 5%',
+      met: sent / full < 0.05,
+    },
+    {
+      metric: "bytes sent / the plugin's own delta",
+      value: `${formatBytes(sent)} / ${formatBytes(pluginDelta)} = ${round(sent / pluginDelta, 2)}x`,
+      goal: '<= 1.10x',
+      met: sent / pluginDelta <= 1.1,
+    },
+    {
+      metric: 'stdout byte for byte (killed runs included)',
+      value: `${identical} of ${result.runs.length} (${killed.filter((r) => r.stdoutIdentical).length} of ${killed.length} killed)`,
+      goal: 'all',
+      met: identical === result.runs.length,
+    },
     { metric: 'last reply knows every fact', value: factsKept ? 'yes' : `no: ${result.lastReply}`, goal: 'yes', met: factsKept },
   ];
 }
@@ -222,16 +263,39 @@ function callerResumeRows(result: SessionResult): Row[] {
   const callerReason = resumedByCaller.filter((r) => r.reason === 'caller-resume').length;
   const identical = result.runs.filter((r) => r.stdoutIdentical).length;
   return [
-    { metric: 'runs the plugin resumed itself', value: `${resumedByCaller.length} of ${result.runs.filter((r) => r.kind === 'chat').length} chat runs` },
-    { metric: '  their argv and stdin reached the agent untouched', value: `${untouched} of ${resumedByCaller.length}`, goal: 'all', met: untouched === resumedByCaller.length },
-    { metric: '  reason caller-resume', value: `${callerReason} of ${resumedByCaller.length}`, goal: 'all', met: callerReason === resumedByCaller.length },
-    { metric: '  stdout byte for byte', value: `${identical} of ${result.runs.length}`, goal: 'all', met: identical === result.runs.length },
+    {
+      metric: 'runs the plugin resumed itself',
+      value: `${resumedByCaller.length} of ${result.runs.filter((r) => r.kind === 'chat').length} chat runs`,
+    },
+    {
+      metric: '  their argv and stdin reached the agent untouched',
+      value: `${untouched} of ${resumedByCaller.length}`,
+      goal: 'all',
+      met: untouched === resumedByCaller.length,
+    },
+    {
+      metric: '  reason caller-resume',
+      value: `${callerReason} of ${resumedByCaller.length}`,
+      goal: 'all',
+      met: callerReason === resumedByCaller.length,
+    },
+    {
+      metric: '  stdout byte for byte',
+      value: `${identical} of ${result.runs.length}`,
+      goal: 'all',
+      met: identical === result.runs.length,
+    },
   ];
 }
 
 /** cursor-resume in front of the stand-in, as the issue asks (CURSOR_RESUME_ENABLED: its own switch). */
 function wrappedSetup(snapshot: Snapshot, name: string, pluginResume: boolean): Setup {
-  return { name, agent: snapshot.bin, wrapped: true, env: { CURSOR_RESUME_ENABLED: '1', CURSOR_ACP_SESSION_RESUME: pluginResume ? '1' : '0' } };
+  return {
+    name,
+    agent: snapshot.bin,
+    wrapped: true,
+    env: { CURSOR_RESUME_ENABLED: '1', CURSOR_ACP_SESSION_RESUME: pluginResume ? '1' : '0' },
+  };
 }
 
 export async function opencodeSessionBench(snapshot: Snapshot): Promise<BenchOutcome> {
@@ -255,7 +319,12 @@ export async function opencodeSessionBench(snapshot: Snapshot): Promise<BenchOut
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { agent: { type: 'string' }, bare: { type: 'boolean', default: false }, 'plugin-resume': { type: 'boolean', default: false }, env: { type: 'string', multiple: true, default: [] } },
+    options: {
+      agent: { type: 'string' },
+      bare: { type: 'boolean', default: false },
+      'plugin-resume': { type: 'boolean', default: false },
+      env: { type: 'string', multiple: true, default: [] },
+    },
   });
   const extra: NodeJS.ProcessEnv = {};
   for (const pair of values.env) {

@@ -39,7 +39,12 @@ export async function passthroughBench(snapshot: Snapshot, options: { quick: boo
       { metric: `bare node -e '' (median of ${samples.length})`, value: `${round(bare)} ms` },
       { metric: 'stand-in --version, direct', value: `${round(median(samples.map((s) => s.direct)))} ms` },
       { metric: 'stand-in --version, through cursor-resume', value: `${round(median(samples.map((s) => s.wrapped)))} ms` },
-      { metric: 'added time (median)', value: `${round(addedMedian)} ms`, goal: `<= one bare node start (${round(bare)} ms)`, met: addedMedian <= bare },
+      {
+        metric: 'added time (median)',
+        value: `${round(addedMedian)} ms`,
+        goal: `<= one bare node start (${round(bare)} ms)`,
+        met: addedMedian <= bare,
+      },
     ],
     data: { samples, added: summarize(added), bare: summarize(samples.map((s) => s.bare)), warmup: WARMUP },
     notes: [],

@@ -21,7 +21,12 @@ interface TraceLine {
 }
 
 const readLines = <T>(file: string): T[] =>
-  existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T) : [];
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as T)
+    : [];
 
 interface ConversationRun {
   /** Bytes cursor-agent read on stdin, per turn. */
@@ -63,7 +68,13 @@ async function converse(snapshot: Snapshot, resume: boolean, turns: number): Pro
     sent,
     // The lower bound: turn 1 exactly as sent (the whole conversation so far), then only what each turn adds.
     lowerBound: [sent[0]!, ...payload.slice(1)],
-    decisions: traces.map((t, i) => ({ turn: i + 1, decision: t.decision, reason: t.reason, resumedByAgent: invocations[i]!.resumed, verbose: verbose[i]! })),
+    decisions: traces.map((t, i) => ({
+      turn: i + 1,
+      decision: t.decision,
+      reason: t.reason,
+      resumedByAgent: invocations[i]!.resumed,
+      verbose: verbose[i]!,
+    })),
     lastReply,
   };
 }
@@ -92,8 +103,16 @@ export async function promptBytesBench(snapshot: Snapshot, turns = 50): Promise<
       { metric: 'sent without resume', value: `${sentWithout} B (${formatBytes(sentWithout)})` },
       { metric: 'lower bound', value: `${lower} B (${formatBytes(lower)})` },
       { metric: 'with resume / lower bound', value: `${round(ratio, 3)}x`, goal: '<= 1.10x', met: ratio <= 1.1 },
-      { metric: 'saved against no resume', value: `${round((1 - sentWith / sentWithout) * 100, 1)}% (${round(sentWithout / sentWith, 1)}x fewer bytes)` },
-      { metric: 'turns resumed', value: `${resumedTurns} of ${turns - 1}; turn 1 knew ${factsKept ? 'all' : 'NOT all'} facts at turn ${turns}`, goal: `${turns - 1} of ${turns - 1}`, met: resumedTurns === turns - 1 && factsKept },
+      {
+        metric: 'saved against no resume',
+        value: `${round((1 - sentWith / sentWithout) * 100, 1)}% (${round(sentWithout / sentWith, 1)}x fewer bytes)`,
+      },
+      {
+        metric: 'turns resumed',
+        value: `${resumedTurns} of ${turns - 1}; turn 1 knew ${factsKept ? 'all' : 'NOT all'} facts at turn ${turns}`,
+        goal: `${turns - 1} of ${turns - 1}`,
+        met: resumedTurns === turns - 1 && factsKept,
+      },
     ],
     data: {
       turns,

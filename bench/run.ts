@@ -81,7 +81,15 @@ async function main(): Promise<number> {
   const table = `${quick ? 'QUICK RUN (fewer repetitions): not figures to quote\n\n' : ''}${renderTable(outcomes)}`;
   const load = { before: loadBefore, after: loadavg()[0]! };
   process.stdout.write(`\n${table}\n\nload average (1 min) before / after: ${load.before.toFixed(2)} / ${load.after.toFixed(2)}\n`);
-  const machine = { node: process.version, platform: process.platform, arch: process.arch, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', memoryBytes: totalmem(), load };
+  const machine = {
+    node: process.version,
+    platform: process.platform,
+    arch: process.arch,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '',
+    memoryBytes: totalmem(),
+    load,
+  };
   const results = join(ROOT, 'bench', 'results');
   mkdirSync(results, { recursive: true });
   const file = join(results, 'latest.json');

@@ -168,10 +168,14 @@ async function layoutSizes(sandbox: Sandbox, reps: number, notes: string[]): Pro
     writeFileSync(knownFile, messageDigests(parseTranscript(text)).slice(0, -1).join(''));
     const runs: WorkerResult[] = [];
     for (let r = 0; r < reps; r++) {
-      const result = expectOk('scale worker', await runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/scale-worker.ts'), file, knownFile], { cwd: ROOT }));
+      const result = expectOk(
+        'scale worker',
+        await runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/scale-worker.ts'), file, knownFile], { cwd: ROOT }),
+      );
       runs.push(JSON.parse(result.stdout) as WorkerResult);
     }
-    if (runs.some((r) => r.decision !== 'resume-delta')) notes.push(`${messages} messages in the plugin layout: in-process decision was ${runs[0]!.decision}`);
+    if (runs.some((r) => r.decision !== 'resume-delta'))
+      notes.push(`${messages} messages in the plugin layout: in-process decision was ${runs[0]!.decision}`);
     results.push({
       messages,
       bytes: runs[0]!.bytes,

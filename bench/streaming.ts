@@ -14,7 +14,9 @@ import { Sandbox, expectOk, runCli, runProcess, type ProcessResult, type RunOpti
 const STAMP = Buffer.from('{"stamp_ns":"');
 
 /** Delays (ms) of every stamped line of one run's stdout. */
-async function delaysOf(run: (onStdout: NonNullable<RunOptions['onStdout']>) => Promise<ProcessResult>): Promise<{ delays: number[]; result: ProcessResult }> {
+async function delaysOf(
+  run: (onStdout: NonNullable<RunOptions['onStdout']>) => Promise<ProcessResult>,
+): Promise<{ delays: number[]; result: ProcessResult }> {
   const delays: number[] = [];
   let carry: Buffer = Buffer.alloc(0);
   const result = await run((chunk, at) => {
@@ -73,7 +75,10 @@ export async function streamingBench(snapshot: Snapshot, options: { quick: boole
     await sandbox.stopHelper();
   }
   // The resumed runs are the ones whose output is held until the first line proves the chat: check they resumed.
-  const decisions = readFileSync(trace, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { decision: string }).decision);
+  const decisions = readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { decision: string }).decision);
   const resumedRuns = decisions.filter((d) => d === 'resume-delta').length;
   if (resumedRuns !== rounds) notes.push(`expected ${rounds} resumed runs, the trace shows: ${decisions.join(', ')}`);
   const through = [...fresh, ...resumed];
@@ -84,8 +89,16 @@ export async function streamingBench(snapshot: Snapshot, options: { quick: boole
     id: 'streaming',
     title: '3. streaming latency',
     rows: [
-      { metric: `agent read directly, p50 / p99 (${direct.length} lines)`, value: `${round(directP50, 2)} / ${round(percentile(direct, 99), 2)} ms` },
-      { metric: `through cursor-resume, p50 / p99 (${through.length} lines; 1 fresh run, ${resumedRuns} resumed)`, value: `${round(p50, 2)} / ${round(p99, 2)} ms`, goal: 'p99 < 5 ms', met: p99 < 5 },
+      {
+        metric: `agent read directly, p50 / p99 (${direct.length} lines)`,
+        value: `${round(directP50, 2)} / ${round(percentile(direct, 99), 2)} ms`,
+      },
+      {
+        metric: `through cursor-resume, p50 / p99 (${through.length} lines; 1 fresh run, ${resumedRuns} resumed)`,
+        value: `${round(p50, 2)} / ${round(p99, 2)} ms`,
+        goal: 'p99 < 5 ms',
+        met: p99 < 5,
+      },
       { metric: 'added by cursor-resume at p50', value: `${round(p50 - directP50, 2)} ms` },
       { metric: 'worst line through cursor-resume', value: `${round(Math.max(...through), 2)} ms` },
     ],

@@ -8,7 +8,9 @@ try {
   // A checkout that was never built (npm install -g . links it as it is): say so, not a stack trace.
   if (error.code !== 'MODULE_NOT_FOUND' || !String(error.message).includes('boot.cjs')) throw error;
   const root = require('node:path').resolve(__dirname, '..');
-  process.stderr.write(`cursor-resume: this copy is not built (no ${root}/dist/boot.cjs); run npm install in ${root}, or install a packed copy (README, Installing)\n`);
+  process.stderr.write(
+    `cursor-resume: this copy is not built (no ${root}/dist/boot.cjs); run npm install in ${root}, or install a packed copy (README, Installing)\n`,
+  );
   process.exit(1);
 }
 boot.launch();

@@ -27,7 +27,8 @@ export function cheapBuiltinImports(text, name) {
   if (patched === 0) throw new Error(`${name}: no builtin import of the form __toESM(require("node:..."), 1): esbuild's output changed`);
   const left = /__toESM\(require\("([^"]+)"\)/g;
   for (let m = left.exec(out); m; m = left.exec(out)) {
-    if (isBuiltin(m[1])) throw new Error(`${name}: a builtin import the patch did not recognise, at offset ${m.index}: esbuild's output changed`);
+    if (isBuiltin(m[1]))
+      throw new Error(`${name}: a builtin import the patch did not recognise, at offset ${m.index}: esbuild's output changed`);
   }
   return out;
 }

@@ -45,7 +45,9 @@ const processGlobal = {
 const lazyFromCli = {
   name: 'lazy-from-cli',
   setup(b) {
-    b.onResolve({ filter: /^\.\/program\.js$/ }, (args) => (args.importer.endsWith('src/cli.ts') ? { path: './program.js', external: true } : undefined));
+    b.onResolve({ filter: /^\.\/program\.js$/ }, (args) =>
+      args.importer.endsWith('src/cli.ts') ? { path: './program.js', external: true } : undefined,
+    );
   },
 };
 

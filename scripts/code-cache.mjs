@@ -34,7 +34,11 @@ if (process.env.CURSOR_RESUME_CODE_CACHE_CHILD === '1') {
   };
   const tools = ['read', 'edit', 'bash'].map((name) => ({
     type: 'function',
-    function: { name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+    function: {
+      name,
+      description: `The ${name} tool.`,
+      parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+    },
   }));
   const messages = [
     { role: 'system', content: 'You are a careful coding agent.' },

@@ -19,14 +19,19 @@ const env = {
   XDG_CONFIG_HOME: join(world, 'config'),
   CURSOR_RESUME_TRACE: trace,
 };
-const cli = (args, input) => spawnSync(process.execPath, [join(root, 'bin', 'cursor-resume.js'), ...args], { env, input, encoding: 'utf8' });
+const cli = (args, input) =>
+  spawnSync(process.execPath, [join(root, 'bin', 'cursor-resume.js'), ...args], { env, input, encoding: 'utf8' });
 
 const system = { role: 'system', content: 'You are a careful coding agent. '.repeat(40).trim() };
 const tools = ['read', 'edit', 'bash', 'grep'].map((name) => ({
   type: 'function',
   function: { name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { path: { type: 'string' } } } },
 }));
-const userTurns = ['remember: the service listens on port 8080', 'remember: the config lives in /etc/app.toml', 'Which port, and where is the config?'];
+const userTurns = [
+  'remember: the service listens on port 8080',
+  'remember: the config lives in /etc/app.toml',
+  'Which port, and where is the config?',
+];
 
 const messages = [system];
 let failed = false;
@@ -38,7 +43,9 @@ try {
     if (run.status !== 0) throw new Error(`turn ${i + 1} failed (exit ${run.status}): ${run.stderr}`);
     const reply = JSON.parse(run.stdout).result;
     const t = JSON.parse(readFileSync(trace, 'utf8').trim().split('\n').at(-1));
-    console.log(`turn ${i + 1}: ${t.decision.padEnd(12)} (${t.reason})  sent ${String(t.promptBytes).padStart(5)} of ${t.fullPromptBytes} bytes  chat ${t.chatId.slice(0, 8)}`);
+    console.log(
+      `turn ${i + 1}: ${t.decision.padEnd(12)} (${t.reason})  sent ${String(t.promptBytes).padStart(5)} of ${t.fullPromptBytes} bytes  chat ${t.chatId.slice(0, 8)}`,
+    );
     console.log(`        cursor: ${reply}`);
     messages.push({ role: 'assistant', content: reply });
   }

@@ -28,11 +28,13 @@ function compilable(pattern: string): boolean {
 
 /** A whole number from 1 up to a limit of the seed's, which may be lowered, never raised. */
 const seedLimit = (max: number) =>
-  z.number('must be a number').check(
-    z.int('must be a whole number'),
-    z.gte(1, 'must be at least 1'),
-    z.lte(max, `must be at most ${max}: the limit may be lowered, never raised`),
-  );
+  z
+    .number('must be a number')
+    .check(
+      z.int('must be a whole number'),
+      z.gte(1, 'must be at least 1'),
+      z.lte(max, `must be at most ${max}: the limit may be lowered, never raised`),
+    );
 
 /** Every setting: its type, its default, the environment variable that overrides it. */
 export const SETTINGS = {
@@ -106,7 +108,6 @@ export type Settings = { -readonly [K in SettingName]: z.infer<(typeof SETTINGS)
 /** Where a value came from; `shared environment` is CURSOR_ACP_SESSION_RESUME, which decides resume when our own setting is unset. */
 export type Source = 'flag' | 'environment' | 'file' | 'default' | 'shared environment';
 
-
 export const isSettingName = (name: string): name is SettingName => Object.hasOwn(SETTINGS, name);
 
 export { configDir, configFile } from './config-path.js';
@@ -153,7 +154,9 @@ export class BrokenConfigFile extends ConfigError {
     readonly path: string,
     readonly problem: string,
   ) {
-    super(`the config file ${path} ${problem}; fix with cursor-resume config set NAME VALUE or config unset NAME (the broken file is kept beside it), or edit it`);
+    super(
+      `the config file ${path} ${problem}; fix with cursor-resume config set NAME VALUE or config unset NAME (the broken file is kept beside it), or edit it`,
+    );
   }
   override name = 'BrokenConfigFile';
 }
@@ -167,7 +170,11 @@ function syntaxError(text: string): string {
   parseJsonc(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
   const first = errors[0];
   const offset = first?.offset ?? text.length;
-  const what = first ? printParseErrorCode(first.error).replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase() : 'not JSON';
+  const what = first
+    ? printParseErrorCode(first.error)
+        .replace(/([a-z])([A-Z])/g, '$1 $2')
+        .toLowerCase()
+    : 'not JSON';
   const lines = text.slice(0, offset).split('\n');
   return `${what} at line ${lines.length}, column ${lines.at(-1)!.length + 1}`;
 }
@@ -201,7 +208,9 @@ function fileSetting(path: string, key: string, value: unknown): [SettingName, u
 
 /** The config file's values, checked. A missing file is an empty one. */
 export function readConfigFile(path: string = configFile()): Partial<Settings> {
-  return Object.fromEntries(Object.entries(readConfigObject(path)).map(([key, value]) => fileSetting(path, key, value))) as Partial<Settings>;
+  return Object.fromEntries(
+    Object.entries(readConfigObject(path)).map(([key, value]) => fileSetting(path, key, value)),
+  ) as Partial<Settings>;
 }
 
 export interface Resolved {
@@ -210,11 +219,7 @@ export interface Resolved {
 }
 
 /** Every setting's effective value and where it came from; a value that is not allowed is a ConfigError. */
-export function resolveSettings(
-  env: NodeJS.ProcessEnv,
-  flags: Partial<Settings>,
-  file: Partial<Settings> = readConfigFile(),
-): Resolved {
+export function resolveSettings(env: NodeJS.ProcessEnv, flags: Partial<Settings>, file: Partial<Settings> = readConfigFile()): Resolved {
   return resolveWith(env, flags, file, (error) => {
     throw error;
   });
@@ -232,7 +237,11 @@ export function describeResume({ settings, sources }: Resolved, env: NodeJS.Proc
     case 'file':
       return { enabled, from: 'config file', why: `the config file sets resume to ${enabled}` };
     case 'shared environment':
-      return { enabled, from: SHARED_SWITCH, why: `${SHARED_SWITCH} is ${JSON.stringify(envValue(env[SHARED_SWITCH]))} and ${own} is not set` };
+      return {
+        enabled,
+        from: SHARED_SWITCH,
+        why: `${SHARED_SWITCH} is ${JSON.stringify(envValue(env[SHARED_SWITCH]))} and ${own} is not set`,
+      };
     default:
       return { enabled, from: 'default', why: `resume is opt-in: set ${own}=1 (or cursor-resume config set resume true)` };
   }
@@ -338,7 +347,9 @@ function resolveWith(
   if (shared !== undefined) {
     const on = parseSwitch(shared);
     if (on === undefined) {
-      const error = new ConfigError(`resume (from ${SHARED_SWITCH}): ${JSON.stringify(shared)} is neither on (1, true, on, yes) nor off (0, false, off, no)`);
+      const error = new ConfigError(
+        `resume (from ${SHARED_SWITCH}): ${JSON.stringify(shared)} is neither on (1, true, on, yes) nor off (0, false, off, no)`,
+      );
       bad(error, 'resume', SHARED_SWITCH);
     } else {
       settings.resume = on;

@@ -20,7 +20,8 @@ import { OUR_COMMANDS, slipOnRunLine } from './near-miss.js';
 /** cursor-agent's arguments when the whole line is cursor-agent's; undefined when the CLI must look at it. */
 export function agentLine(argv: ReadonlyArray<string>, stdinIsTty: () => boolean): CallerArgs | undefined {
   const first = argv[0];
-  if (first === '--our-version' || (OUR_COMMANDS as readonly string[]).includes(first ?? '') || slipOnRunLine(argv) !== undefined) return undefined;
+  if (first === '--our-version' || (OUR_COMMANDS as readonly string[]).includes(first ?? '') || slipOnRunLine(argv) !== undefined)
+    return undefined;
   let caller: CallerArgs;
   try {
     caller = parseCallerArgs(argv);
@@ -58,7 +59,10 @@ export async function handOver(argv: ReadonlyArray<string>, env: NodeJS.ProcessE
     const { resolveRunSettings } = await import('./config.js');
     let run;
     try {
-      run = resolveRunSettings(env, { ...(caller.verbose ? { verbose: true } : {}), ...(caller.trace !== undefined ? { trace: caller.trace } : {}) });
+      run = resolveRunSettings(env, {
+        ...(caller.verbose ? { verbose: true } : {}),
+        ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
+      });
     } catch {
       // An agent setting that cannot be used: the CLI says why.
       return undefined;

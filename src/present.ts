@@ -51,7 +51,11 @@ export interface Column {
  * An aligned table: two spaces between columns, no trailing blanks. Header cells
  * are passed through `header` (bold, say) after their width is measured.
  */
-export function table(columns: ReadonlyArray<Column>, rows: ReadonlyArray<ReadonlyArray<string>>, header: (text: string) => string = (t) => t): string {
+export function table(
+  columns: ReadonlyArray<Column>,
+  rows: ReadonlyArray<ReadonlyArray<string>>,
+  header: (text: string) => string = (t) => t,
+): string {
   const widths = columns.map((c, i) => Math.max(visibleWidth(c.header), ...rows.map((r) => visibleWidth(r[i] ?? ''))));
   const line = (cells: ReadonlyArray<string>, style: (t: string) => string = (t) => t): string =>
     cells
@@ -63,7 +67,15 @@ export function table(columns: ReadonlyArray<Column>, rows: ReadonlyArray<Readon
       })
       .join('  ')
       .trimEnd();
-  return [line(columns.map((c) => c.header), header), ...rows.map((r) => line(r))].map((l) => `${l}\n`).join('');
+  return [
+    line(
+      columns.map((c) => c.header),
+      header,
+    ),
+    ...rows.map((r) => line(r)),
+  ]
+    .map((l) => `${l}\n`)
+    .join('');
 }
 
 /** Label/value lines, the labels padded to one width. */

@@ -29,7 +29,9 @@ async function main(): Promise<void> {
     // discard
   }
   const sid = JSON.stringify(sessionId);
-  emit(`"type":"system","subtype":"init","cwd":${JSON.stringify(process.cwd())},"session_id":${sid},"model":"Stamp","permissionMode":"default"}`);
+  emit(
+    `"type":"system","subtype":"init","cwd":${JSON.stringify(process.cwd())},"session_id":${sid},"model":"Stamp","permissionMode":"default"}`,
+  );
   for (let i = 1; i <= lines; i++) {
     await sleep(gapMs);
     const chunk = bigEvery > 0 && i % bigEvery === 0 ? 'x'.repeat(bigBytes) : `line ${i} of the streamed answer. `;
@@ -37,7 +39,9 @@ async function main(): Promise<void> {
     emit(rest);
   }
   await sleep(gapMs);
-  emit(`"type":"result","subtype":"success","is_error":false,"result":${JSON.stringify(`streamed ${lines} lines`)},"session_id":${sid},"request_id":${JSON.stringify(randomUUID())}}`);
+  emit(
+    `"type":"result","subtype":"success","is_error":false,"result":${JSON.stringify(`streamed ${lines} lines`)},"session_id":${sid},"request_id":${JSON.stringify(randomUUID())}}`,
+  );
 }
 
 await main();

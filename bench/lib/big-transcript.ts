@@ -29,14 +29,23 @@ export function bigTranscript(messages: number, workspace: string): string {
         out.push({
           role: 'assistant',
           content: `Calling tool read.\n\nLooking at step ${i}.`,
-          tool_calls: [{ id: `call_${call}`, type: 'function', function: { name: 'read', arguments: JSON.stringify({ filePath: `/repo/src/f${k}.ts` }) } }],
+          tool_calls: [
+            {
+              id: `call_${call}`,
+              type: 'function',
+              function: { name: 'read', arguments: JSON.stringify({ filePath: `/repo/src/f${k}.ts` }) },
+            },
+          ],
         });
         break;
       case 3:
         out.push({ role: 'tool', tool_call_id: `call_${call}`, content: `${outputs[k]}\n// step ${i}` });
         break;
       default:
-        out.push({ role: 'assistant', content: `Turn ${i} of this chat. The change at step ${i} is done; the tests pass. ${users[(k + 7) % POOL]!.slice(0, 300)}` });
+        out.push({
+          role: 'assistant',
+          content: `Turn ${i} of this chat. The change at step ${i} is done; the tests pass. ${users[(k + 7) % POOL]!.slice(0, 300)}`,
+        });
     }
   }
   out.push({ role: 'assistant', content: 'Done: the branch is kept until its chat is gone.' });

@@ -86,23 +86,155 @@ function longDescription(lead: string, seed: number, bytes: number): string {
 /** Twelve OpenAI-style tool definitions, as OpenCode sends them (long descriptions, full schemas). */
 export function toolDefinitions(): Array<{ type: 'function'; function: { name: string; description: string; parameters: JsonSchema } }> {
   const tools: Array<[string, string, JsonSchema]> = [
-    ['bash', longDescription('Executes a bash command in a persistent shell session with an optional timeout.', 1, 2400), obj({ command: str('The command to execute'), timeout: num('Optional timeout in milliseconds (max 600000)'), description: str('5-10 word description of what the command does') }, ['command', 'description'])],
-    ['read', longDescription('Reads a file from the local filesystem. Lines are numbered; long lines are truncated.', 2, 900), obj({ filePath: str('The absolute path to the file to read'), offset: num('The line number to start reading from (0-based)'), limit: num('The number of lines to read (defaults to 2000)') }, ['filePath'])],
-    ['write', longDescription('Writes a file to the local filesystem, overwriting any existing file.', 3, 700), obj({ filePath: str('The absolute path to the file to write'), content: str('The content to write to the file') }, ['filePath', 'content'])],
-    ['edit', longDescription('Performs exact string replacements in files. The edit fails if oldString is not unique.', 4, 1400), obj({ filePath: str('The absolute path to the file to modify'), oldString: str('The text to replace'), newString: str('The text to replace it with'), replaceAll: bool('Replace all occurrences of oldString') }, ['filePath', 'oldString', 'newString'])],
-    ['glob', longDescription('Fast file pattern matching that works with any codebase size.', 5, 600), obj({ pattern: str('The glob pattern to match files against'), path: str('The directory to search in') }, ['pattern'])],
-    ['grep', longDescription('Fast content search using regular expressions; returns matching file paths and lines.', 6, 800), obj({ pattern: str('The regex pattern to search for in file contents'), path: str('The directory to search in'), include: str('File pattern to include in the search (e.g. "*.ts")') }, ['pattern'])],
-    ['list', longDescription('Lists files and directories in a given path, ignoring common build folders.', 7, 400), obj({ path: str('The absolute path to the directory to list'), ignore: { type: 'array', description: 'Glob patterns to ignore', items: str('A glob pattern') } }, [])],
-    ['webfetch', longDescription('Fetches content from a URL and returns it as markdown, text or html.', 8, 700), obj({ url: str('The URL to fetch content from'), format: { type: 'string', description: 'The format to return the content in', enum: ['text', 'markdown', 'html'] }, timeout: num('Optional timeout in seconds (max 120)') }, ['url', 'format'])],
-    ['todowrite', longDescription('Creates and manages a structured task list for the current coding session.', 9, 1800), obj({ todos: { type: 'array', description: 'The updated todo list', items: obj({ content: str('Brief description of the task'), status: { type: 'string', description: 'Current status', enum: ['pending', 'in_progress', 'completed', 'cancelled'] }, priority: { type: 'string', description: 'Priority level', enum: ['high', 'medium', 'low'] }, id: str('Unique identifier for the todo item') }, ['content', 'status', 'priority', 'id']) } }, ['todos'])],
+    [
+      'bash',
+      longDescription('Executes a bash command in a persistent shell session with an optional timeout.', 1, 2400),
+      obj(
+        {
+          command: str('The command to execute'),
+          timeout: num('Optional timeout in milliseconds (max 600000)'),
+          description: str('5-10 word description of what the command does'),
+        },
+        ['command', 'description'],
+      ),
+    ],
+    [
+      'read',
+      longDescription('Reads a file from the local filesystem. Lines are numbered; long lines are truncated.', 2, 900),
+      obj(
+        {
+          filePath: str('The absolute path to the file to read'),
+          offset: num('The line number to start reading from (0-based)'),
+          limit: num('The number of lines to read (defaults to 2000)'),
+        },
+        ['filePath'],
+      ),
+    ],
+    [
+      'write',
+      longDescription('Writes a file to the local filesystem, overwriting any existing file.', 3, 700),
+      obj({ filePath: str('The absolute path to the file to write'), content: str('The content to write to the file') }, [
+        'filePath',
+        'content',
+      ]),
+    ],
+    [
+      'edit',
+      longDescription('Performs exact string replacements in files. The edit fails if oldString is not unique.', 4, 1400),
+      obj(
+        {
+          filePath: str('The absolute path to the file to modify'),
+          oldString: str('The text to replace'),
+          newString: str('The text to replace it with'),
+          replaceAll: bool('Replace all occurrences of oldString'),
+        },
+        ['filePath', 'oldString', 'newString'],
+      ),
+    ],
+    [
+      'glob',
+      longDescription('Fast file pattern matching that works with any codebase size.', 5, 600),
+      obj({ pattern: str('The glob pattern to match files against'), path: str('The directory to search in') }, ['pattern']),
+    ],
+    [
+      'grep',
+      longDescription('Fast content search using regular expressions; returns matching file paths and lines.', 6, 800),
+      obj(
+        {
+          pattern: str('The regex pattern to search for in file contents'),
+          path: str('The directory to search in'),
+          include: str('File pattern to include in the search (e.g. "*.ts")'),
+        },
+        ['pattern'],
+      ),
+    ],
+    [
+      'list',
+      longDescription('Lists files and directories in a given path, ignoring common build folders.', 7, 400),
+      obj(
+        {
+          path: str('The absolute path to the directory to list'),
+          ignore: { type: 'array', description: 'Glob patterns to ignore', items: str('A glob pattern') },
+        },
+        [],
+      ),
+    ],
+    [
+      'webfetch',
+      longDescription('Fetches content from a URL and returns it as markdown, text or html.', 8, 700),
+      obj(
+        {
+          url: str('The URL to fetch content from'),
+          format: { type: 'string', description: 'The format to return the content in', enum: ['text', 'markdown', 'html'] },
+          timeout: num('Optional timeout in seconds (max 120)'),
+        },
+        ['url', 'format'],
+      ),
+    ],
+    [
+      'todowrite',
+      longDescription('Creates and manages a structured task list for the current coding session.', 9, 1800),
+      obj(
+        {
+          todos: {
+            type: 'array',
+            description: 'The updated todo list',
+            items: obj(
+              {
+                content: str('Brief description of the task'),
+                status: { type: 'string', description: 'Current status', enum: ['pending', 'in_progress', 'completed', 'cancelled'] },
+                priority: { type: 'string', description: 'Priority level', enum: ['high', 'medium', 'low'] },
+                id: str('Unique identifier for the todo item'),
+              },
+              ['content', 'status', 'priority', 'id'],
+            ),
+          },
+        },
+        ['todos'],
+      ),
+    ],
     ['todoread', 'Reads the current todo list for the session.', obj({}, [])],
-    ['task', longDescription('Launches a new agent to handle a complex, multi-step task autonomously. Available agent types: general, explore.', 10, 1600), obj({ description: str('A short (3-5 words) description of the task'), prompt: str('The task for the agent to perform'), subagent_type: str('The type of specialized agent to use') }, ['description', 'prompt', 'subagent_type'])],
-    ['patch', longDescription('Applies a unified diff patch to one or more files.', 11, 500), obj({ patchText: str('The full patch text to apply') }, ['patchText'])],
+    [
+      'task',
+      longDescription(
+        'Launches a new agent to handle a complex, multi-step task autonomously. Available agent types: general, explore.',
+        10,
+        1600,
+      ),
+      obj(
+        {
+          description: str('A short (3-5 words) description of the task'),
+          prompt: str('The task for the agent to perform'),
+          subagent_type: str('The type of specialized agent to use'),
+        },
+        ['description', 'prompt', 'subagent_type'],
+      ),
+    ],
+    [
+      'patch',
+      longDescription('Applies a unified diff patch to one or more files.', 11, 500),
+      obj({ patchText: str('The full patch text to apply') }, ['patchText']),
+    ],
   ];
   return tools.map(([name, description, parameters]) => ({ type: 'function', function: { name, description, parameters } }));
 }
 
-const IDENTS = ['config', 'session', 'request', 'cache', 'entry', 'plan', 'branch', 'digest', 'reader', 'stream', 'client', 'result', 'options', 'limits'];
+const IDENTS = [
+  'config',
+  'session',
+  'request',
+  'cache',
+  'entry',
+  'plan',
+  'branch',
+  'digest',
+  'reader',
+  'stream',
+  'client',
+  'result',
+  'options',
+  'limits',
+];
 const TYPES = ['string', 'number', 'boolean', 'Buffer', 'Plan', 'Branch', 'Settings', 'Promise<void>'];
 
 /** A TypeScript source file of about `bytes` bytes, with numbered lines as a read tool returns them. */
@@ -149,7 +281,11 @@ export function testOutput(seed: number, bytes: number, failing: boolean): strin
       '    ❯ processTicksAndRejections node:internal/process/task_queues:95:5',
     );
   }
-  lines.push('', ` Test Files  ${failing ? '1 failed | ' : ''}41 passed (42)`, `      Tests  ${failing ? '1 failed | ' : ''}388 passed (389)`);
+  lines.push(
+    '',
+    ` Test Files  ${failing ? '1 failed | ' : ''}41 passed (42)`,
+    `      Tests  ${failing ? '1 failed | ' : ''}388 passed (389)`,
+  );
   return lines.join('\n');
 }
 

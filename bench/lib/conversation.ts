@@ -38,12 +38,20 @@ export function codingScript(turns = 50): Step[] {
       ]),
       { kind: 'results', outputs: [sourceFile(seed++, 3500), sourceFile(seed++, 4500)] },
     ],
-    () => [user(2200, [{ name: 'grep', args: { pattern: 'lookup\\(', include: '*.ts' } }]), { kind: 'results', outputs: [grepOutput(seed++, 1800)] }],
     () => [
-      user(400, [{ name: 'edit', args: { filePath: '/repo/src/cache/store.ts', oldString: 'return [];', newString: 'return [...found];' } }]),
+      user(2200, [{ name: 'grep', args: { pattern: 'lookup\\(', include: '*.ts' } }]),
+      { kind: 'results', outputs: [grepOutput(seed++, 1800)] },
+    ],
+    () => [
+      user(400, [
+        { name: 'edit', args: { filePath: '/repo/src/cache/store.ts', oldString: 'return [];', newString: 'return [...found];' } },
+      ]),
       { kind: 'results', outputs: [`Edit applied successfully.\n\n${sourceFile(seed++, 700)}`] },
     ],
-    () => [user(250, [{ name: 'bash', args: { command: 'pnpm vitest run', description: 'Run the test suite' } }]), { kind: 'results', outputs: [testOutput(seed++, 3000, true)] }],
+    () => [
+      user(250, [{ name: 'bash', args: { command: 'pnpm vitest run', description: 'Run the test suite' } }]),
+      { kind: 'results', outputs: [testOutput(seed++, 3000, true)] },
+    ],
     () => [user(600)],
   ];
   const first = user(900, [{ name: 'list', args: { path: '/repo' } }]);
@@ -81,7 +89,11 @@ export function replyOf(stdout: string): Reply {
     if (line.trim() === '') continue;
     const event = JSON.parse(line) as StreamEvent;
     if (event.type === 'tool_call' && event.subtype === 'started' && event.call_id !== undefined) {
-      calls.push({ id: event.call_id, name: event.tool_call?.function?.name ?? '', arguments: event.tool_call?.function?.arguments ?? '{}' });
+      calls.push({
+        id: event.call_id,
+        name: event.tool_call?.function?.name ?? '',
+        arguments: event.tool_call?.function?.arguments ?? '{}',
+      });
     } else if (event.type === 'result') {
       text = event.result;
       sessionId = event.session_id ?? '';

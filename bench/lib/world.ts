@@ -70,7 +70,10 @@ export async function makeSnapshot(): Promise<Snapshot> {
     dir,
     bin: join(dir, 'bin/cursor-resume.js'),
     standIn: join(dir, 'dist/stand-in/cursor-agent.js'),
-    helperServer: join(dir, HELPER_PROGRAMS.find((f) => existsSync(join(dir, f)))!),
+    helperServer: join(
+      dir,
+      HELPER_PROGRAMS.find((f) => existsSync(join(dir, f)))!,
+    ),
     stampAgent,
     rssHook,
   };

@@ -22,8 +22,25 @@ export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 const isOutputFormat = (value: string): value is OutputFormat => (OUTPUT_FORMATS as readonly string[]).includes(value);
 
 export const AGENT_SUBCOMMANDS = new Set([
-  'login', 'logout', 'status', 'whoami', 'about', 'models', 'mcp', 'update', 'ls', 'resume', 'create-chat',
-  'generate-rule', 'rule', 'install-shell-integration', 'uninstall-shell-integration', 'sandbox', 'worker', 'acp', 'help',
+  'login',
+  'logout',
+  'status',
+  'whoami',
+  'about',
+  'models',
+  'mcp',
+  'update',
+  'ls',
+  'resume',
+  'create-chat',
+  'generate-rule',
+  'rule',
+  'install-shell-integration',
+  'uninstall-shell-integration',
+  'sandbox',
+  'worker',
+  'acp',
+  'help',
 ]);
 
 export interface CallerArgs {

@@ -9,11 +9,17 @@ export type FailureKind = 'resume' | 'auth' | 'quota' | 'network' | 'model' | 'o
 // token"): an expired login must keep the chat. The resume pattern holds only the
 // chat-specific texts cursor-agent is known to print (the stand-in's failures.ts prints each).
 const PATTERNS: Array<[Exclude<FailureKind, 'signal' | 'error-result'>, RegExp]> = [
-  ['auth', /authentication required|agent login|invalid session token|not logged in|\bunauthenticated\b|unauthori[sz]ed|log ?in again|sign in again|invalid api key|CURSOR_API_KEY/i],
+  [
+    'auth',
+    /authentication required|agent login|invalid session token|not logged in|\bunauthenticated\b|unauthori[sz]ed|log ?in again|sign in again|invalid api key|CURSOR_API_KEY/i,
+  ],
   ['resume', /(chat|session) not found|chat (has )?expired|failed to resume|invalid chat id|no such chat/i],
   ['quota', /usage limit|quota|rate limit|resource_exhausted|too many requests/i],
   ['oom', /out of memory|ENOMEM|heap limit/i],
-  ['network', /fetch failed|ECONNREFUSED|ETIMEDOUT|ECONNRESET|EAI_AGAIN|ENOTFOUND|connection stalled|deadline_exceeded|\[unavailable\]|network/i],
+  [
+    'network',
+    /fetch failed|ECONNREFUSED|ETIMEDOUT|ECONNRESET|EAI_AGAIN|ENOTFOUND|connection stalled|deadline_exceeded|\[unavailable\]|network/i,
+  ],
   ['model', /cannot use this model|\[[a-z_]+\]/i],
 ];
 

@@ -16,7 +16,10 @@ export function signalExit(signal: NodeJS.Signals): number {
 }
 
 /** Why cursor-agent could not be started: its exit status, its trace failure, and what to do. */
-export function notFoundMessage(agent: string, error: NodeJS.ErrnoException): { code: number; kind: 'not-found' | 'not-executable'; message: string } {
+export function notFoundMessage(
+  agent: string,
+  error: NodeJS.ErrnoException,
+): { code: number; kind: 'not-found' | 'not-executable'; message: string } {
   if (error.code === 'ENOENT') {
     return {
       code: EXIT_NOT_FOUND,

@@ -83,7 +83,10 @@ const RELAYED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
   return new Promise((resolve) => {
-    const tap = new StreamTap(options.stdout === 'hold' ? MAX_HELD_TAP_LINE : MAX_TAP_LINE, options.argv.includes('--stream-partial-output'));
+    const tap = new StreamTap(
+      options.stdout === 'hold' ? MAX_HELD_TAP_LINE : MAX_TAP_LINE,
+      options.argv.includes('--stream-partial-output'),
+    );
     const result: AgentRun = {
       code: null,
       signal: null,

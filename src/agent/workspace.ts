@@ -29,6 +29,8 @@ export function checkWorkspace(workspace: string, from: string): void {
     problem = 'does not exist';
   }
   if (problem !== undefined) {
-    throw new UsageError(`the workspace ${workspace} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one`);
+    throw new UsageError(
+      `the workspace ${workspace} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one`,
+    );
   }
 }

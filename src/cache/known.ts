@@ -111,7 +111,8 @@ export class KnownSequence {
   sharedWith(packed: Uint8Array): number {
     const n = Math.min(this.count, packed.length / DIGEST_BYTES);
     let i = 0;
-    while (i < n && this.#packed.compare(packed, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES) === 0) i++;
+    while (i < n && this.#packed.compare(packed, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES, i * DIGEST_BYTES, (i + 1) * DIGEST_BYTES) === 0)
+      i++;
     return i;
   }
 }

@@ -43,13 +43,9 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
 export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long';
 
-export type LeaseResult =
-  | { granted: true; branch: Branch }
-  | { granted: false; reason: LeaseRefusal; message: string };
+export type LeaseResult = { granted: true; branch: Branch } | { granted: false; reason: LeaseRefusal; message: string };
 
-export type RecordResult =
-  | { recorded: true; branch: Branch }
-  | { recorded: false; reason: RecordRefusal; message: string };
+export type RecordResult = { recorded: true; branch: Branch } | { recorded: false; reason: RecordRefusal; message: string };
 
 export interface StoreStats extends Limits {
   /** Live branches (each branch is one entry). */
@@ -58,9 +54,7 @@ export interface StoreStats extends Limits {
   leases: number;
 }
 
-export type PrefixesResult =
-  | { found: true; prefixes: Array<string | null> }
-  | { found: false; reason: 'gone' | 'stale'; message: string };
+export type PrefixesResult = { found: true; prefixes: Array<string | null> } | { found: false; reason: 'gone' | 'stale'; message: string };
 
 /** What the store keeps: the sequence packed; `knownCount`, `prefix`, `ttlLeftMs` and `leased` are filled in when read. */
 type Stored = Omit<Branch, 'ttlLeftMs' | 'leased' | 'knownCount' | 'prefix'> & { known: KnownSequence };
@@ -174,14 +168,22 @@ export class BranchStore {
     const key = keyOf(anchor, chatId);
     const value = this.#cache.get(key);
     if (!value) {
-      return { granted: false, reason: 'gone', message: `branch ${chatId} of ${anchor} is not in the cache (expired, evicted or never recorded)` };
+      return {
+        granted: false,
+        reason: 'gone',
+        message: `branch ${chatId} of ${anchor} is not in the cache (expired, evicted or never recorded)`,
+      };
     }
     const current = this.#leases.get(key);
     if (current !== undefined && current !== holder) {
       return { granted: false, reason: 'busy', message: `a turn of chat ${chatId} is running now` };
     }
     if (value.version !== version) {
-      return { granted: false, reason: 'stale', message: `branch ${chatId} moved from version ${version} to ${value.version}; look it up again` };
+      return {
+        granted: false,
+        reason: 'stale',
+        message: `branch ${chatId} moved from version ${version} to ${value.version}; look it up again`,
+      };
     }
     this.#leases.set(key, holder);
     let keys = this.#held.get(holder);
@@ -240,13 +242,25 @@ export class BranchStore {
     const { base } = input;
     if (base !== null) {
       if (!existing) {
-        return { recorded: false, reason: 'gone', message: `branch ${input.chatId} of ${input.anchor} is no longer cached; record it as new (base null) with its whole known sequence` };
+        return {
+          recorded: false,
+          reason: 'gone',
+          message: `branch ${input.chatId} of ${input.anchor} is no longer cached; record it as new (base null) with its whole known sequence`,
+        };
       }
       if (existing.version !== base.version) {
-        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} is at version ${existing.version}, not ${base.version}: another turn recorded first` };
+        return {
+          recorded: false,
+          reason: 'conflict',
+          message: `branch ${input.chatId} is at version ${existing.version}, not ${base.version}: another turn recorded first`,
+        };
       }
       if (existing.known.count !== base.count || existing.known.prefix !== base.prefix) {
-        return { recorded: false, reason: 'conflict', message: `branch ${input.chatId} knows ${existing.known.count} messages, not the ${base.count} this record adds to (or not the same ones)` };
+        return {
+          recorded: false,
+          reason: 'conflict',
+          message: `branch ${input.chatId} knows ${existing.known.count} messages, not the ${base.count} this record adds to (or not the same ones)`,
+        };
       }
     }
     const from = base !== null ? existing!.known : KnownSequence.EMPTY;
@@ -312,7 +326,8 @@ export class BranchStore {
   prefixes(anchor: string, chatId: string, version: number, counts: ReadonlyArray<number>): PrefixesResult {
     const value = this.#cache.peek(keyOf(anchor, chatId), { allowStale: true });
     if (!value) return { found: false, reason: 'gone', message: `branch ${chatId} of ${anchor} is not in the cache` };
-    if (value.version !== version) return { found: false, reason: 'stale', message: `branch ${chatId} moved from version ${version} to ${value.version}` };
+    if (value.version !== version)
+      return { found: false, reason: 'stale', message: `branch ${chatId} moved from version ${version} to ${value.version}` };
     return { found: true, prefixes: value.known.prefixesAt(counts) };
   }
 

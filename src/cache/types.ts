@@ -6,15 +6,7 @@
 export const MESSAGE_DIGEST_HEX = 32;
 
 /** Why the last turn of a branch ended the way it did. */
-export type Outcome =
-  | 'success'
-  | 'auth'
-  | 'quota'
-  | 'network'
-  | 'model'
-  | 'resume-failed'
-  | 'interrupted'
-  | 'error';
+export type Outcome = 'success' | 'auth' | 'quota' | 'network' | 'model' | 'resume-failed' | 'interrupted' | 'error';
 
 export interface BranchRecord {
   anchor: string;

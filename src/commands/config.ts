@@ -58,7 +58,8 @@ Examples:
     // `config` alone lists; any other word is a mistake worth naming.
     .argument('[command]')
     .action((command: string | undefined) => {
-      if (command !== undefined) throw new UsageError(`unknown config command "${command}"; use list, get, set, unset or path (cursor-resume config --help)`);
+      if (command !== undefined)
+        throw new UsageError(`unknown config command "${command}"; use list, get, set, unset or path (cursor-resume config --help)`);
       listSettings([], {});
     });
 
@@ -67,7 +68,10 @@ Examples:
     .description('every setting: its effective value and where it comes from')
     .argument('[run-line...]', 'after "--": run-line flags to take into account (--verbose, --trace FILE)')
     .option('--json', 'print one JSON object')
-    .addHelpText('after', '\nExamples:\n  cursor-resume config list\n  cursor-resume config list --json | jq .settings.agent\n  cursor-resume config list -- --verbose --trace /tmp/trace.jsonl')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  cursor-resume config list\n  cursor-resume config list --json | jq .settings.agent\n  cursor-resume config list -- --verbose --trace /tmp/trace.jsonl',
+    )
     .action((rest: string[], options: { json?: boolean }) => listSettings(rest, options));
 
   config
@@ -260,6 +264,8 @@ function afterWrite(name: string): void {
   try {
     readConfigFile();
   } catch (error) {
-    throw new ConfigError(`the change was written, but the config file still has a setting that is not allowed (runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it): ${(error as Error).message}`);
+    throw new ConfigError(
+      `the change was written, but the config file still has a setting that is not allowed (runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it): ${(error as Error).message}`,
+    );
   }
 }

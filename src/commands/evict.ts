@@ -52,7 +52,9 @@ Examples:
           anchors = [...new Set((await probe.client.list()).map((b) => b.anchor).filter((a) => a.startsWith(prefix)))].sort();
           if (anchors.length > 1) {
             const names = anchors.map((a) => a.slice(0, Math.max(prefix.length + 4, 12))).join(', ');
-            throw new UsageError(`${prefix} is ambiguous: it begins ${anchors.length} anchors (${names}); give more characters, or use --all`);
+            throw new UsageError(
+              `${prefix} is ambiguous: it begins ${anchors.length} anchors (${names}); give more characters, or use --all`,
+            );
             return;
           }
           evicted = anchors.length === 0 ? 0 : await probe.client.evict({ anchorPrefix: anchors[0]! });
@@ -62,7 +64,9 @@ Examples:
         } else if (prefix === null) {
           process.stdout.write(`evicted ${plural(evicted, 'branch', 'branches')}: the cache is empty\n`);
         } else if (anchors.length === 0) {
-          process.stdout.write(`no cached conversation has an anchor beginning ${prefix}: nothing evicted (cursor-resume inspect lists them)\n`);
+          process.stdout.write(
+            `no cached conversation has an anchor beginning ${prefix}: nothing evicted (cursor-resume inspect lists them)\n`,
+          );
         } else {
           process.stdout.write(`evicted ${plural(evicted, 'branch', 'branches')} of ${anchors[0]}\n`);
         }
@@ -81,7 +85,8 @@ function target(anchor: string | undefined, all: boolean): string | null {
   if (all) return null;
   if (anchor === undefined) throw new UsageError('evict what? Give an anchor (cursor-resume inspect lists them), or --all');
   const prefix = anchor.trim().toLowerCase();
-  if (!/^[0-9a-f]+$/.test(prefix)) throw new UsageError(`"${anchor}" is not an anchor: anchors are hexadecimal (cursor-resume inspect lists them)`);
+  if (!/^[0-9a-f]+$/.test(prefix))
+    throw new UsageError(`"${anchor}" is not an anchor: anchors are hexadecimal (cursor-resume inspect lists them)`);
   if (prefix.length < MIN_PREFIX) throw new UsageError(`"${anchor}" is too short: give at least ${MIN_PREFIX} characters of the anchor`);
   if (prefix.length > ANCHOR_HEX) throw new UsageError(`"${anchor}" is too long: an anchor has ${ANCHOR_HEX} characters`);
   return prefix;

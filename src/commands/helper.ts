@@ -96,7 +96,9 @@ Examples:
         throw new CliError(`cannot stop the helper: ${result.reason}`);
       }
       if (options.json) {
-        print(result.stopped ? { running: false, stopped: true, pid: result.pid, version: result.version } : { running: false, stopped: false });
+        print(
+          result.stopped ? { running: false, stopped: true, pid: result.pid, version: result.version } : { running: false, stopped: false },
+        );
         return;
       }
       process.stdout.write(result.stopped ? `helper stopped (pid ${result.pid})\n` : 'no helper running\n');
@@ -136,7 +138,10 @@ Examples:
         if (!current) {
           // A helper of another version may not know our stats: say what its hello told.
           if (options.json) print({ running: true, current, pid, version, protocol, socketPath: probe.paths.socket });
-          else process.stdout.write(`helper running: pid ${pid}, version ${version} (protocol ${protocol}); this cursor-resume is ${VERSION}: the next run replaces it\n`);
+          else
+            process.stdout.write(
+              `helper running: pid ${pid}, version ${version} (protocol ${protocol}); this cursor-resume is ${VERSION}: the next run replaces it\n`,
+            );
           return;
         }
         throw new CliError(`the helper (pid ${pid}) did not answer: ${(error as Error).message}`);

@@ -15,20 +15,7 @@ import { probeHelper } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
 import { viewCache, type CacheView } from '../turn/cache-view.js';
 import { analyzeTurn, dryRunView, planTurn, type Plan } from '../turn/plan.js';
-import {
-  ago,
-  bytes,
-  fields,
-  left,
-  paint,
-  plural,
-  preview,
-  printJson,
-  shellQuote,
-  shortIds,
-  shortPath,
-  table,
-} from '../present.js';
+import { ago, bytes, fields, left, paint, plural, preview, printJson, shellQuote, shortIds, shortPath, table } from '../present.js';
 import type { Analysis, BranchCheck } from '../resume/decide.js';
 import { REASONS } from '../resume/reasons.js';
 import { readOpencodeText, renderOpencodeMessage } from '../transcript/opencode-text.js';
@@ -48,7 +35,7 @@ export function addInspectCommand(program: Command): Command {
     .description("list the helper's cache entries, or explain the decision for a transcript without running anything")
     .argument('[run-line...]', 'with --transcript, after "--": the rest of the run line to explain (cursor-agent flags)')
     .option('--transcript <file>', 'explain the decision for this transcript ("-" reads stdin)')
-    .option('--model <model>', 'as on a run line: wins over the transcript\'s model')
+    .option('--model <model>', "as on a run line: wins over the transcript's model")
     .option('--workspace <path>', "as on a run line: wins over the transcript's workspace (default: the current directory)")
     .option('--json', 'print one JSON object (no colour)')
     .addHelpText(
@@ -84,7 +71,9 @@ Examples:
     .action(async (rest: string[], options: InspectOptions) => {
       if (options.transcript === undefined) {
         if (rest.length > 0 || options.model !== undefined || options.workspace !== undefined) {
-          throw new UsageError('a run line, --model and --workspace go with --transcript FILE: cursor-resume inspect --transcript body.json --model gpt-5');
+          throw new UsageError(
+            'a run line, --model and --workspace go with --transcript FILE: cursor-resume inspect --transcript body.json --model gpt-5',
+          );
         }
         await listEntries(options.json === true);
         return;
@@ -103,14 +92,19 @@ async function listEntries(json: boolean): Promise<void> {
       throw new CliError(`cannot reach the helper: ${probe.error}`);
     }
     if (json) printJson({ running: false, socketPath: probe.paths.socket, entries: [] });
-    else process.stdout.write(`no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with resume on (CURSOR_RESUME_ENABLED=1) starts one.\n`);
+    else
+      process.stdout.write(
+        `no helper running (socket ${probe.paths.socket}): nothing is cached.\nA run with resume on (CURSOR_RESUME_ENABLED=1) starts one.\n`,
+      );
     return;
   }
   let branches: BranchSummary[];
   try {
     branches = await probe.client.list();
   } catch (error) {
-    throw new CliError(`the helper (pid ${probe.hello.pid}, version ${probe.hello.version}) did not list its entries: ${(error as Error).message}`);
+    throw new CliError(
+      `the helper (pid ${probe.hello.pid}, version ${probe.hello.version}) did not list its entries: ${(error as Error).message}`,
+    );
   } finally {
     probe.client.close();
   }
@@ -157,8 +151,14 @@ async function listEntries(json: boolean): Promise<void> {
     process.stdout.write(`no cached entries (${helperLine}).\n`);
     return;
   }
-  const anchors = shortIds(ordered.map((b) => b.anchor), 7);
-  const chats = shortIds(ordered.map((b) => b.chatId), 8);
+  const anchors = shortIds(
+    ordered.map((b) => b.anchor),
+    7,
+  );
+  const chats = shortIds(
+    ordered.map((b) => b.chatId),
+    8,
+  );
   const index = new Map<string, number>();
   // Which branch of its conversation a row is: a column only when some conversation has more than one.
   const branched = [...counts.values()].some((n) => n > 1);
@@ -211,7 +211,10 @@ function groupByAnchor(branches: BranchSummary[]): BranchSummary[] {
   for (const b of branches) latest.set(b.anchor, Math.max(latest.get(b.anchor) ?? 0, b.updatedAt));
   return [...branches].sort(
     (a, b) =>
-      latest.get(b.anchor)! - latest.get(a.anchor)! || a.anchor.localeCompare(b.anchor) || b.updatedAt - a.updatedAt || b.version - a.version,
+      latest.get(b.anchor)! - latest.get(a.anchor)! ||
+      a.anchor.localeCompare(b.anchor) ||
+      b.updatedAt - a.updatedAt ||
+      b.version - a.version,
   );
 }
 
@@ -236,7 +239,15 @@ async function explain(file: string, options: InspectOptions, rest: string[], re
   // As a run does: chats gone from Cursor's store are not resumed.
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
-  const view = explanation(file, analysis, { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume }, describeResume(resolved, process.env), cache, plan, missing);
+  const view = explanation(
+    file,
+    analysis,
+    { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume },
+    describeResume(resolved, process.env),
+    cache,
+    plan,
+    missing,
+  );
   if (options.json) printJson(view);
   else process.stdout.write(render(view));
 }
@@ -244,7 +255,17 @@ async function explain(file: string, options: InspectOptions, rest: string[], re
 const textOf = (m: Message | undefined): string =>
   m
     ? m.parts
-        .map((p) => (p.type === 'text' ? p.text : p.type === 'file' ? `[file ${p.mediaType}]` : p.type === 'tool-call' ? `[tool call ${p.name}]` : p.type === 'tool-result' ? `[tool result ${p.name}]` : ''))
+        .map((p) =>
+          p.type === 'text'
+            ? p.text
+            : p.type === 'file'
+              ? `[file ${p.mediaType}]`
+              : p.type === 'tool-call'
+                ? `[tool call ${p.name}]`
+                : p.type === 'tool-result'
+                  ? `[tool result ${p.name}]`
+                  : '',
+        )
         .filter(Boolean)
         .join(' ')
     : '';
@@ -281,7 +302,12 @@ function explanation(
       opener:
         analysis.opener < 0
           ? null
-          : { index: analysis.opener, role: 'user', preview: preview(textOf(conversation.messages[analysis.opener])), digest: analysis.digests[analysis.opener] },
+          : {
+              index: analysis.opener,
+              role: 'user',
+              preview: preview(textOf(conversation.messages[analysis.opener])),
+              digest: analysis.digests[analysis.opener],
+            },
     },
     tools: {
       count: conversation.tools.length,
@@ -347,10 +373,7 @@ function branchView(check: BranchCheck, branch: MatchedBranch | undefined, analy
       known: proof.known,
       matched: proof.matched,
       verdict: proof.verdict,
-      divergedAt:
-        proof.verdict === 'diverged' && message
-          ? { index: at, role: message.role, preview: preview(textOf(message)) }
-          : null,
+      divergedAt: proof.verdict === 'diverged' && message ? { index: at, role: message.role, preview: preview(textOf(message)) } : null,
     },
     state: branch?.state ?? null,
     leased: branch?.leased ?? false,
@@ -371,22 +394,40 @@ function render(view: Explanation): string {
 
   const frames = transcript.layout?.filter((b) => 'frame' in b).length;
   const counted = frames === undefined ? plural(transcript.tools, 'tool') : plural(frames, 'frame block');
-  step('transcript', `${transcript.source}: ${transcript.shape === 'text' ? 'plain text' : transcript.shape}, ${plural(transcript.messages, 'message')}, ${counted}`);
+  step(
+    'transcript',
+    `${transcript.source}: ${transcript.shape === 'text' ? 'plain text' : transcript.shape}, ${plural(transcript.messages, 'message')}, ${counted}`,
+  );
   if (transcript.notLayout !== null) sub('layout', `not the OpenCode plugin's: ${transcript.notLayout}`);
   for (const [i, b] of (transcript.layout ?? []).entries()) {
-    sub(`block ${i + 1}`, 'frame' in b ? c.dim(`frame ${b.frame}, ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`) : `message ${b.message + 1} (${b.role}), ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`);
+    sub(
+      `block ${i + 1}`,
+      'frame' in b
+        ? c.dim(`frame ${b.frame}, ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`)
+        : `message ${b.message + 1} (${b.role}), ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`,
+    );
   }
   step('resume', resume.enabled ? `${good('on')}: ${resume.why}` : `${bad('off')}: ${resume.why}`);
   step('caller chat', view.callerResume ? bad('yes: --resume or --continue on the run line; passed on untouched') : 'no');
-  step('side call', view.sideCall ? bad(`yes: matched /${view.sideCall.pattern}/ at the start of the first ${view.sideCall.role} message`) : 'no');
+  step(
+    'side call',
+    view.sideCall ? bad(`yes: matched /${view.sideCall.pattern}/ at the start of the first ${view.sideCall.role} message`) : 'no',
+  );
   step('anchor', anchor.value ?? bad('none: no real user message'));
   sub('workspace', `${anchor.workspace} (${anchor.workspaceFrom === 'flag' ? 'from --workspace' : `from the ${anchor.workspaceFrom}`})`);
-  sub('model', `${anchor.model === '' ? "cursor-agent's default" : anchor.model} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`);
+  sub(
+    'model',
+    `${anchor.model === '' ? "cursor-agent's default" : anchor.model} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`,
+  );
   sub('session', anchor.sessionId ?? 'none');
   sub('opener', anchor.opener ? `message ${anchor.opener.index + 1} (user): ${JSON.stringify(anchor.opener.preview)}` : 'none');
   const { tools } = view;
   const toolsText =
-    tools.blockBytes === undefined ? plural(tools.count, 'tool') : tools.blockBytes === null ? 'no tools block' : `the tools block (${bytes(tools.blockBytes)})`;
+    tools.blockBytes === undefined
+      ? plural(tools.count, 'tool')
+      : tools.blockBytes === null
+        ? 'no tools block'
+        : `the tools block (${bytes(tools.blockBytes)})`;
   step('tools', `${toolsText}, fingerprint ${tools.fingerprint.slice(0, 12)}`);
   step('cache', view.cache.note);
   for (const b of view.branches) {
@@ -394,13 +435,22 @@ function render(view: Explanation): string {
     sub('expiry', b.expired ? bad('expired') : b.ttlLeftMs === null ? '?' : left(b.ttlLeftMs));
     sub('tools', b.toolsMatch ? good('same fingerprint') : bad('changed since the chat began'));
     sub('prefix', proofText(b, good, bad));
-    sub('state', `${b.state === 'unknown' ? bad('last turn unfinished') : 'ok'}${b.leased ? bad(', a run is using it now') : ''}${b.chatMissing ? bad(", gone from Cursor's chat store") : ''}`);
+    sub(
+      'state',
+      `${b.state === 'unknown' ? bad('last turn unfinished') : 'ok'}${b.leased ? bad(', a run is using it now') : ''}${b.chatMissing ? bad(", gone from Cursor's chat store") : ''}`,
+    );
     sub('verdict', `${b.verdict === 'delta' ? good(b.verdict) : bad(b.verdict)}: ${b.detail}`);
     if (b.deltaBytes !== null) sub('delta', bytes(b.deltaBytes));
   }
   const saved = view.prompt.fullBytes > 0 ? Math.round((view.prompt.savedBytes / view.prompt.fullBytes) * 100) : 0;
-  step('prompt', `${bytes(view.prompt.bytes)} of ${bytes(view.prompt.fullBytes)} full${view.prompt.savedBytes > 0 ? ` (${saved}% saved)` : ''}`);
-  step('decision', `${c.bold(decision.decision === 'fresh' ? bad(decision.decision) : good(decision.decision))} (${decision.reason}): ${decision.detail}`);
+  step(
+    'prompt',
+    `${bytes(view.prompt.bytes)} of ${bytes(view.prompt.fullBytes)} full${view.prompt.savedBytes > 0 ? ` (${saved}% saved)` : ''}`,
+  );
+  step(
+    'decision',
+    `${c.bold(decision.decision === 'fresh' ? bad(decision.decision) : good(decision.decision))} (${decision.reason}): ${decision.detail}`,
+  );
   if (decision.detail !== REASONS[decision.reason]) sub('reason', REASONS[decision.reason]);
   sub('chat', decision.chatId ?? (decision.record ? 'a new chat (its ID is recorded after the turn)' : 'a new chat, not recorded'));
   sub('argv', shellQuote(decision.argv) || '(none)');

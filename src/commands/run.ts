@@ -32,7 +32,9 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   if (caller.dryRun && handedOver) {
     // Handing these to cursor-agent would run something; a dry run runs nothing.
     const what = caller.version ? '--version' : `"${caller.positionals[0]}"`;
-    throw new UsageError(`--dry-run plans a transcript turn read from stdin; a prompt word, a subcommand or --version is not one: drop ${what}, or drop --dry-run to run it`);
+    throw new UsageError(
+      `--dry-run plans a transcript turn read from stdin; a prompt word, a subcommand or --version is not one: drop ${what}, or drop --dry-run to run it`,
+    );
   }
   if (caller.dryRun && stdinIsTty) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
   const { settings, ignored, runtimeDirIgnored } = resolveRunSettings(process.env, {
@@ -113,7 +115,8 @@ interface Turn {
 async function runTurn(turn: Turn): Promise<number> {
   const { analysis, context, settings, say } = turn;
   const client = turn.helper.now;
-  const helper = async (what: string, call: (c: HelperClient) => Promise<unknown>): Promise<void> => quietly(say, what, await turn.helper.get(), call);
+  const helper = async (what: string, call: (c: HelperClient) => Promise<unknown>): Promise<void> =>
+    quietly(say, what, await turn.helper.get(), call);
   let plan = turn.plan;
   // A chat Cursor no longer has must not keep its entry.
   for (const check of plan.checks) {
@@ -188,13 +191,26 @@ function execute(plan: Plan, settings: Settings, onToolCall?: (tap: StreamTap) =
 }
 
 /** Records the turn, or tells the helper how the turn of a leased chat ended. */
-async function update(client: HelperClient, plan: Plan, analysis: Analysis, change: CacheUpdate, turn: Turn, say: (line: string) => void): Promise<void> {
+async function update(
+  client: HelperClient,
+  plan: Plan,
+  analysis: Analysis,
+  change: CacheUpdate,
+  turn: Turn,
+  say: (line: string) => void,
+): Promise<void> {
   if (change.kind === 'release') {
     await client.release(change.outcome, change.state);
     return;
   }
   if (plan.anchor === null) return;
-  const record = recordFor({ ...plan, anchor: plan.anchor }, analysis, change.chatId, change.reply, chatStoreSeen(turn.context, turn.given, change.chatId));
+  const record = recordFor(
+    { ...plan, anchor: plan.anchor },
+    analysis,
+    change.chatId,
+    change.reply,
+    chatStoreSeen(turn.context, turn.given, change.chatId),
+  );
   // A branch that expired or was evicted while the turn ran is recorded whole: the chat just answered.
   const reply = await client.recordTurn(record);
   const how = change.ended === 'tool-calls' ? ', up to its tool calls' : '';
@@ -205,7 +221,12 @@ async function update(client: HelperClient, plan: Plan, analysis: Analysis, chan
  * The helper is best-effort once the turn is under way: if it dies or stalls now, the
  * turn still ends with cursor-agent's own status (the next one then starts fresh).
  */
-async function quietly(say: (line: string) => void, what: string, client: HelperClient | null, call: (c: HelperClient) => Promise<unknown>): Promise<void> {
+async function quietly(
+  say: (line: string) => void,
+  what: string,
+  client: HelperClient | null,
+  call: (c: HelperClient) => Promise<unknown>,
+): Promise<void> {
   if (!client) return;
   try {
     await call(client);

@@ -59,7 +59,10 @@ export function addSimulateCommand(program: Command): Command {
     .command('simulate')
     .description('run a sequence of transcripts through the decision engine, with a private cache and a scripted agent')
     .argument('<file...>', 'transcripts in turn order; a .jsonl or .ndjson file (or "-" for stdin) holds one per line')
-    .option('--expect <decisions>', 'comma-separated decisions to expect, one per turn; each may name its reason: fresh:no-entry,resume-delta')
+    .option(
+      '--expect <decisions>',
+      'comma-separated decisions to expect, one per turn; each may name its reason: fresh:no-entry,resume-delta',
+    )
     .option('--resume-on', 'simulate with resume on, whatever the resume setting says')
     .option('--model <model>', 'as on a run line, for every turn')
     .option('--workspace <path>', 'as on a run line, for every turn')
@@ -105,7 +108,9 @@ Examples:
           resume: { enabled, from: options.resumeOn ? '--resume-on' : describeResume(resolved, process.env).from },
           turns: results,
           totals: totals(results),
-          ...(expected === undefined ? {} : { expect: { ok: difference === null, expected: expected.map(showExpected), firstDifference: difference } }),
+          ...(expected === undefined
+            ? {}
+            : { expect: { ok: difference === null, expected: expected.map(showExpected), firstDifference: difference } }),
         });
       } else {
         process.stdout.write(render(results, enabled));
@@ -121,7 +126,9 @@ function parseExpect(text: string): Expected[] {
   return items.map((item) => {
     const [decision, reason, extra] = item.split(':');
     if (!DECISIONS.includes(decision as DecisionKind) || extra !== undefined) {
-      throw new UsageError(`--expect: "${item}" is not a decision; use ${DECISIONS.join(', ')}, each optionally followed by :reason (fresh:no-entry)`);
+      throw new UsageError(
+        `--expect: "${item}" is not a decision; use ${DECISIONS.join(', ')}, each optionally followed by :reason (fresh:no-entry)`,
+      );
     }
     if (reason !== undefined && !Object.hasOwn(REASONS, reason)) {
       throw new UsageError(`--expect: "${reason}" is not a reason code; the codes are ${Object.keys(REASONS).join(', ')}`);
@@ -132,7 +139,8 @@ function parseExpect(text: string): Expected[] {
 
 function parseGap(text: string): number {
   const minutes = Number(text);
-  if (text.trim() === '' || !Number.isFinite(minutes) || minutes < 0) throw new UsageError(`--gap: "${text}" is not a number of minutes (0 or more)`);
+  if (text.trim() === '' || !Number.isFinite(minutes) || minutes < 0)
+    throw new UsageError(`--gap: "${text}" is not a number of minutes (0 or more)`);
   return minutes * 60_000;
 }
 
@@ -171,7 +179,9 @@ function parseOne(data: Buffer, file: string): Conversation {
     return parseFrom(data, file);
   } catch (error) {
     if (error instanceof TranscriptError && error.message.includes('not valid JSON') && startsAsJsonLines(data)) {
-      throw new UsageError(`${file} looks like JSON Lines (a JSON object per line): name it .jsonl (or .ndjson) to simulate one turn per line`);
+      throw new UsageError(
+        `${file} looks like JSON Lines (a JSON object per line): name it .jsonl (or .ndjson) to simulate one turn per line`,
+      );
     }
     throw error;
   }
@@ -179,7 +189,7 @@ function parseOne(data: Buffer, file: string): Conversation {
 
 function startsAsJsonLines(data: Buffer): boolean {
   const lines: string[] = [];
-  for (let start = 0; lines.length < 2 && start < data.length; ) {
+  for (let start = 0; lines.length < 2 && start < data.length;) {
     const end = data.indexOf(0x0a, start);
     const line = data.toString('utf8', start, end < 0 ? data.length : end);
     if (line.trim() !== '') lines.push(line);
@@ -208,7 +218,11 @@ function scriptedReply(analyses: ReadonlyArray<Analysis>, i: number): { continue
   const known = turn.digests.length;
   for (let j = i + 1; j < analyses.length; j++) {
     const later = analyses[j]!;
-    if (later.anchor !== turn.anchor || provePrefix(known, sharedPrefix(turn.digests, later.digests), later.digests.length).verdict !== 'holds') continue;
+    if (
+      later.anchor !== turn.anchor ||
+      provePrefix(known, sharedPrefix(turn.digests, later.digests), later.digests.length).verdict !== 'holds'
+    )
+      continue;
     const message = later.conversation.messages[turn.digests.length];
     return { continuedBy: j, reply: message?.role === 'assistant' ? message : undefined };
   }
@@ -253,7 +267,9 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     const { context, analysis } = analysed[i]!;
     const packed = pack(analysis.digests);
     const use = cacheUse(analysis, context);
-    const branches = use.asked ? store.lookup(use.anchor).map((b) => ({ ...b, matched: store.sharedWith(b.anchor, b.chatId, packed) })) : [];
+    const branches = use.asked
+      ? store.lookup(use.anchor).map((b) => ({ ...b, matched: store.sharedWith(b.anchor, b.chatId, packed) }))
+      : [];
     const plan: Plan = planTurn(analysis, context, { branches });
     // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
     if (plan.decision !== 'fresh') store.lease(plan.anchor, plan.chatId, plan.baseVersion, HOLDER);
@@ -277,7 +293,12 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
       const text = reply.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
       const calls = reply.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, name: p.name }] : []));
       // Exactly what a run records, put into the store as the client puts it on the wire.
-      const { digests, reply: replyDigest, base, ...fields } = recordFor({ ...plan, anchor: plan.anchor }, analysis, chatId, { text, calls });
+      const {
+        digests,
+        reply: replyDigest,
+        base,
+        ...fields
+      } = recordFor({ ...plan, anchor: plan.anchor }, analysis, chatId, { text, calls });
       const result = store.record(
         {
           ...fields,
@@ -368,7 +389,9 @@ function render(results: TurnResult[], enabled: boolean): string {
     (h) => c.bold(h),
   );
   const t = totals(results);
-  const counts = DECISIONS.filter((d) => t.decisions[d] > 0).map((d) => `${t.decisions[d]} ${d}`).join(', ');
+  const counts = DECISIONS.filter((d) => t.decisions[d] > 0)
+    .map((d) => `${t.decisions[d]} ${d}`)
+    .join(', ');
   const saved = t.fullPromptBytes > 0 ? Math.round((t.savedBytes / t.fullPromptBytes) * 100) : 0;
   let summary = `${plural(t.turns, 'turn')}: ${counts}; sent ${bytes(t.promptBytes)} of ${bytes(t.fullPromptBytes)} full (${saved}% saved)\n`;
   if (!enabled) summary += c.yellow('resume is off: every turn is fresh; set CURSOR_RESUME_ENABLED=1, or pass --resume-on\n');

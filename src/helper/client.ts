@@ -153,7 +153,7 @@ export class HelperClient {
     if (known <= messages && prefixHash(packed, known) === branch.prefix) return known;
     const search = searchShared(0, Math.min(messages, known - (known <= messages ? 1 : 0)));
     let proven = 0;
-    for (let step = search.next(); ; ) {
+    for (let step = search.next(); ;) {
       if (step.done) return step.value;
       const at = step.value;
       const reply = await this.prefixes(branch.anchor, branch.chatId, branch.version, at);
@@ -171,9 +171,12 @@ export class HelperClient {
   async prefixes(anchor: string, chatId: string, version: number, at: number[]): Promise<PrefixesResult> {
     const reply = await this.request('prefixes', { anchor, chatId, version, at });
     const ok = reply.found
-      ? Array.isArray(reply.prefixes) && reply.prefixes.length === at.length && reply.prefixes.every((p) => p === null || (typeof p === 'string' && /^[0-9a-f]{32}$/.test(p)))
+      ? Array.isArray(reply.prefixes) &&
+        reply.prefixes.length === at.length &&
+        reply.prefixes.every((p) => p === null || (typeof p === 'string' && /^[0-9a-f]{32}$/.test(p)))
       : typeof reply.reason === 'string';
-    if (!ok) throw new HelperError('bad-reply', 'the helper answered the prefixes request with something that is not a list of prefix hashes');
+    if (!ok)
+      throw new HelperError('bad-reply', 'the helper answered the prefixes request with something that is not a list of prefix hashes');
     return reply;
   }
 
@@ -363,7 +366,10 @@ export class HelperClient {
       this.#socket?.destroy();
       return;
     }
-    const error = reply.ok === false ? new HelperError(String(reply.error?.code ?? 'error'), String(reply.error?.message ?? 'the helper refused the request')) : undefined;
+    const error =
+      reply.ok === false
+        ? new HelperError(String(reply.error?.code ?? 'error'), String(reply.error?.message ?? 'the helper refused the request'))
+        : undefined;
     const pending = typeof reply.id === 'number' ? this.#pending.get(reply.id) : undefined;
     if (!pending) {
       // An error not tied to a request (too many connections, shutting down) concerns all of them.

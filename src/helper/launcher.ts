@@ -127,10 +127,12 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
       return { ok: false, code: 'version-mismatch', reason: mismatchReason(first.hello), paths };
     }
     const stopped = await stopAndWait(first.client, paths, options);
-    if (!stopped) return { ok: false, code: 'unavailable', reason: `${mismatchReason(first.hello)}, and it did not stop when asked`, paths };
+    if (!stopped)
+      return { ok: false, code: 'unavailable', reason: `${mismatchReason(first.hello)}, and it did not stop when asked`, paths };
     replaced = true;
   } else if (first.kind === 'absent') {
-    if (!options.start) return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
+    if (!options.start)
+      return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
   } else if (!options.start || first.error.code !== 'timeout') {
     // A helper that refuses us (too many connections, ...) or a socket we may not use: starting another would not help.
     return { ok: false, code: 'unavailable', reason: first.error.message, paths };
@@ -139,20 +141,31 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
 
   const scriptPath = serverScriptPath(options.serverScript);
   if (!fs.existsSync(scriptPath)) {
-    return { ok: false, code: 'start-failed', reason: `the helper program is missing at ${scriptPath}; reinstall cursor-resume (or run npm run build)`, paths };
+    return {
+      ok: false,
+      code: 'start-failed',
+      reason: `the helper program is missing at ${scriptPath}; reinstall cursor-resume (or run npm run build)`,
+      paths,
+    };
   }
   let exitCode: number | null | undefined;
   let spawnError: Error | undefined;
   try {
     // Detached in its own session with no stdio: it must not hold the caller's terminal or pipes.
-    const child = spawn(process.execPath, [...HELPER_NODE_FLAGS, scriptPath], { detached: true, stdio: 'ignore', cwd: '/', env: helperProcessEnv(env, paths) });
+    const child = spawn(process.execPath, [...HELPER_NODE_FLAGS, scriptPath], {
+      detached: true,
+      stdio: 'ignore',
+      cwd: '/',
+      env: helperProcessEnv(env, paths),
+    });
     child.once('error', (error) => (spawnError = error));
     child.once('exit', (code) => (exitCode = code));
     child.unref();
   } catch (error) {
     return { ok: false, code: 'start-failed', reason: `cannot start the helper: ${(error as Error).message}`, paths };
   }
-  if (options.background && first.kind === 'absent') return { ok: false, code: 'starting', reason: `a helper is starting at ${paths.socket}; its cache is empty`, paths };
+  if (options.background && first.kind === 'absent')
+    return { ok: false, code: 'starting', reason: `a helper is starting at ${paths.socket}; its cache is empty`, paths };
 
   const deadline = performance.now() + (options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
   let last: Attempt = first;
@@ -165,19 +178,35 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
     if (last.kind === 'mismatch') {
       // Another installation started its own helper meanwhile; do not fight over the socket.
       last.client.close();
-      return { ok: false, code: 'version-mismatch', reason: `${mismatchReason(last.hello)} (started by another installation just now)`, paths };
+      return {
+        ok: false,
+        code: 'version-mismatch',
+        reason: `${mismatchReason(last.hello)} (started by another installation just now)`,
+        paths,
+      };
     }
-    if (last.kind === 'error' && last.error.code !== 'timeout') return { ok: false, code: 'unavailable', reason: last.error.message, paths };
+    if (last.kind === 'error' && last.error.code !== 'timeout')
+      return { ok: false, code: 'unavailable', reason: last.error.message, paths };
     if (spawnError) return { ok: false, code: 'start-failed', reason: `cannot start the helper: ${spawnError.message}`, paths };
     if (exitedBefore && last.kind === 'absent') {
       // Status 0 is "another helper answers": one that is gone again, or that answers elsewhere.
       const why = exitCode === 0 ? 'found another helper answering, yet none answers now' : `exited with status ${exitCode}`;
-      return { ok: false, code: 'start-failed', reason: `the helper ${why} while starting at ${paths.socket}; run \`CURSOR_RESUME_RUNTIME_DIR=${paths.dir} ${process.execPath} ${scriptPath}\` to see its message`, paths };
+      return {
+        ok: false,
+        code: 'start-failed',
+        reason: `the helper ${why} while starting at ${paths.socket}; run \`CURSOR_RESUME_RUNTIME_DIR=${paths.dir} ${process.execPath} ${scriptPath}\` to see its message`,
+        paths,
+      };
     }
     if (performance.now() > deadline) break;
   }
   const why = last.kind === 'error' ? `: ${last.error.message}` : '';
-  return { ok: false, code: 'start-failed', reason: `the helper did not answer within ${options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS} ms of starting${why}`, paths };
+  return {
+    ok: false,
+    code: 'start-failed',
+    reason: `the helper did not answer within ${options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS} ms of starting${why}`,
+    paths,
+  };
 }
 
 export type ProbeResult =
@@ -247,7 +276,9 @@ async function attempt(paths: RuntimePaths, options: ClientOptions & { owners?: 
     client.close();
     const helperError = asHelperError(error);
     // Connected, then closed at once: a helper on its way out. Treat it as gone.
-    return helperError.code === 'closed' || helperError.code === 'shutting-down' ? { kind: 'absent' } : { kind: 'error', error: stuck(helperError, paths) };
+    return helperError.code === 'closed' || helperError.code === 'shutting-down'
+      ? { kind: 'absent' }
+      : { kind: 'error', error: stuck(helperError, paths) };
   }
 }
 
@@ -277,7 +308,12 @@ async function ready(
     hello = await withLimits(found.client, found.hello, options.env ?? process.env);
   } catch (error) {
     found.client.close();
-    return { ok: false, code: 'unavailable', reason: `the helper did not take the lower limits the settings ask for: ${(error as Error).message}`, paths };
+    return {
+      ok: false,
+      code: 'unavailable',
+      reason: `the helper did not take the lower limits the settings ask for: ${(error as Error).message}`,
+      paths,
+    };
   }
   found.client.reviveWith(async () => {
     const again = await connectHelper({ ...options, start: true, background: false });

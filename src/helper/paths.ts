@@ -99,19 +99,27 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
     throw new RuntimeDirError(`cannot inspect the helper runtime dir ${paths.dir}: ${(error as Error).message}. ${hint(paths)}`);
   }
   if (stat.isSymbolicLink()) {
-    throw new RuntimeDirError(`refusing the helper runtime dir ${paths.dir}: it is a symbolic link, which someone else may control. Remove it, or ${hint(paths, true)}`);
+    throw new RuntimeDirError(
+      `refusing the helper runtime dir ${paths.dir}: it is a symbolic link, which someone else may control. Remove it, or ${hint(paths, true)}`,
+    );
   }
   if (!stat.isDirectory()) {
-    throw new RuntimeDirError(`refusing the helper runtime dir ${paths.dir}: it exists but is not a directory. Remove it, or ${hint(paths, true)}`);
+    throw new RuntimeDirError(
+      `refusing the helper runtime dir ${paths.dir}: it exists but is not a directory. Remove it, or ${hint(paths, true)}`,
+    );
   }
   if (stat.uid !== uid) {
-    throw new RuntimeDirError(`refusing the helper runtime dir ${paths.dir}: it is owned by uid ${stat.uid}, not by you (uid ${uid}). ${hint(paths)}`);
+    throw new RuntimeDirError(
+      `refusing the helper runtime dir ${paths.dir}: it is owned by uid ${stat.uid}, not by you (uid ${uid}). ${hint(paths)}`,
+    );
   }
   if ((stat.mode & 0o077) !== 0) {
     try {
       fs.chmodSync(paths.dir, 0o700);
     } catch (error) {
-      throw new RuntimeDirError(`the helper runtime dir ${paths.dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}) and could not be made private: ${(error as Error).message}. ${hint(paths)}`);
+      throw new RuntimeDirError(
+        `the helper runtime dir ${paths.dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}) and could not be made private: ${(error as Error).message}. ${hint(paths)}`,
+      );
     }
     const after = fs.lstatSync(paths.dir);
     if (!after.isDirectory() || after.isSymbolicLink() || after.uid !== uid || (after.mode & 0o077) !== 0) {
@@ -139,7 +147,8 @@ export function socketRefusal(paths: RuntimePaths, options: DirCheckOptions = {}
   if (stat.uid !== uid) {
     return `refusing the helper socket ${paths.socket}: it is owned by uid ${stat.uid}, not by you (uid ${uid}), so someone else may be listening there. Remove it, or ${hint(paths, true)}`;
   }
-  if (stat.isSymbolicLink()) return `refusing the helper socket ${paths.socket}: it is a symbolic link, which may lead anywhere. Remove it, or ${hint(paths, true)}`;
+  if (stat.isSymbolicLink())
+    return `refusing the helper socket ${paths.socket}: it is a symbolic link, which may lead anywhere. Remove it, or ${hint(paths, true)}`;
   if (stat.isDirectory()) return `${paths.socket} is a directory, not the helper's socket. Remove it, or ${hint(paths, true)}`;
   return undefined;
 }

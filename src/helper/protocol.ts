@@ -29,17 +29,24 @@ export const MAX_REPLY_BYTES = 16 * 1024 * 1024;
 /** Longest workspace path or model name accepted (as for transcripts). */
 const MAX_FIELD_LENGTH = 4096;
 
-export const OPS = ['hello', 'lookup', 'peek', 'prefixes', 'lease', 'release', 'append', 'record', 'evict', 'list', 'stats', 'limits', 'shutdown'] as const;
+export const OPS = [
+  'hello',
+  'lookup',
+  'peek',
+  'prefixes',
+  'lease',
+  'release',
+  'append',
+  'record',
+  'evict',
+  'list',
+  'stats',
+  'limits',
+  'shutdown',
+] as const;
 export type Op = (typeof OPS)[number];
 
-export type ErrorCode =
-  | 'bad-json'
-  | 'bad-request'
-  | 'unknown-op'
-  | 'too-large'
-  | 'too-many-connections'
-  | 'shutting-down'
-  | 'internal';
+export type ErrorCode = 'bad-json' | 'bad-request' | 'unknown-op' | 'too-large' | 'too-many-connections' | 'shutting-down' | 'internal';
 
 // ---- field shapes -------------------------------------------------------------
 
@@ -139,9 +146,7 @@ export type Request = { [K in Op]: z.infer<Schemas['requestSchemas'][K]> }[Op];
 export type RecordRequest = z.infer<Schemas['recordSchema']>;
 export type EvictTarget = { anchorPrefix: string } | { anchor: string; chatId: string } | { all: true };
 
-export type ParseResult =
-  | { ok: true; request: Request }
-  | { ok: false; id: number | null; code: ErrorCode; message: string };
+export type ParseResult = { ok: true; request: Request } | { ok: false; id: number | null; code: ErrorCode; message: string };
 
 /** Parses and validates one request line. Never throws. */
 export function parseRequest(line: string): ParseResult {
@@ -158,7 +163,12 @@ export function parseRequest(line: string): ParseResult {
   const raw = value as { id?: unknown; op?: unknown };
   const replyId = id.safeParse(raw.id).success ? (raw.id as number) : null;
   if (typeof raw.op !== 'string' || !(OPS as readonly string[]).includes(raw.op)) {
-    return { ok: false, id: replyId, code: 'unknown-op', message: `unknown op ${JSON.stringify(raw.op)}; expected one of ${OPS.join(', ')}` };
+    return {
+      ok: false,
+      id: replyId,
+      code: 'unknown-op',
+      message: `unknown op ${JSON.stringify(raw.op)}; expected one of ${OPS.join(', ')}`,
+    };
   }
   const parsed = requestSchemas[raw.op as Op].safeParse(value);
   if (!parsed.success) {
@@ -209,9 +219,7 @@ export interface StatsReply {
   limits: HelperLimits;
 }
 
-export type LeaseReply =
-  | { granted: true; branch: Branch }
-  | { granted: false; reason: 'busy' | 'stale' | 'gone'; message: string };
+export type LeaseReply = { granted: true; branch: Branch } | { granted: false; reason: 'busy' | 'stale' | 'gone'; message: string };
 
 export type RecordReply =
   | { recorded: true; branch: Branch }

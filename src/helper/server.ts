@@ -16,15 +16,7 @@ import { ensureRuntimeDir } from './paths.js';
 import { removeStaleSocket, socketAnswers } from './stale-socket.js';
 import { acquireStartLock, releaseStartLock } from './start-lock.js';
 import type { RuntimePaths } from './paths.js';
-import {
-  LineReader,
-  MAX_REQUEST_BYTES,
-  PROTOCOL_VERSION,
-  encode,
-  errorReply,
-  parseRequest,
-  summarize,
-} from './protocol.js';
+import { LineReader, MAX_REQUEST_BYTES, PROTOCOL_VERSION, encode, errorReply, parseRequest, summarize } from './protocol.js';
 import type { ErrorCode, HelperLimits, Request, ReplyPayloads, StatsReply } from './protocol.js';
 
 export const DEFAULT_IDLE_MS = 5 * 60 * 1000;
@@ -266,7 +258,14 @@ export class HelperServer {
       const idle = this.#longestIdle();
       if (idle) idle.socket.destroy();
       else {
-        refuse(socket, errorReply(null, 'too-many-connections', `the helper serves at most ${this.#maxConnections} connections at once; try again shortly`));
+        refuse(
+          socket,
+          errorReply(
+            null,
+            'too-many-connections',
+            `the helper serves at most ${this.#maxConnections} connections at once; try again shortly`,
+          ),
+        );
         return;
       }
     }
@@ -346,7 +345,11 @@ export class HelperServer {
       conn.partialTimer = undefined;
     } else if (!conn.partialTimer) {
       conn.partialTimer = setTimeout(
-        () => this.#fail(conn, errorReply(null, 'bad-request', `request line not completed within ${this.#requestTimeoutMs} ms; connection closed`)),
+        () =>
+          this.#fail(
+            conn,
+            errorReply(null, 'bad-request', `request line not completed within ${this.#requestTimeoutMs} ms; connection closed`),
+          ),
         this.#requestTimeoutMs,
       );
     }
@@ -416,7 +419,11 @@ export class HelperServer {
         if (stagedCount !== expected) {
           this.store.release(conn.id);
           conn.leases = this.#leaseCount(conn);
-          return { recorded: false, reason: 'staged', message: `the record counts on ${expected} digests sent ahead, and this connection sent ${stagedCount}; send them again` };
+          return {
+            recorded: false,
+            reason: 'staged',
+            message: `the record counts on ${expected} digests sent ahead, and this connection sent ${stagedCount}; send them again`,
+          };
         }
         const result = this.store.record({ ...record, added: Buffer.concat([...staged, Buffer.from(added, 'hex')]) }, conn.id);
         conn.leases = this.#leaseCount(conn);

@@ -38,7 +38,9 @@ export async function acquireStartLock(lockPath: string): Promise<StartLock> {
       continue;
     }
     if (performance.now() > deadline) {
-      throw new Error(`timed out waiting for the helper start lock ${lockPath}${seen ? ` (held by pid ${seen.pid})` : ''}; if no helper is starting, remove that file`);
+      throw new Error(
+        `timed out waiting for the helper start lock ${lockPath}${seen ? ` (held by pid ${seen.pid})` : ''}; if no helper is starting, remove that file`,
+      );
     }
     await sleep(5 + Math.random() * 20);
   }

@@ -138,7 +138,11 @@ function describeProof(proof: PrefixProof, analysis: Analysis): string {
     case 'diverged': {
       const role = analysis.conversation.messages[at]?.role ?? 'message';
       const how =
-        role === 'assistant' ? 'differs from what cursor replied' : role === 'system' ? 'differs from the system message the chat was given' : 'was edited, removed or reordered';
+        role === 'assistant'
+          ? 'differs from what cursor replied'
+          : role === 'system'
+            ? 'differs from the system message the chat was given'
+            : 'was edited, removed or reordered';
       return `${at} of ${proof.known} known messages match; message ${at + 1} (${role}) ${how}`;
     }
   }
@@ -166,9 +170,7 @@ function checkBranch(branch: MatchedBranch, input: DecideInput): BranchCheck {
 /** The branch a person would call closest: most messages matched, then the most recently used. */
 function closest(checks: BranchCheck[], branches: ReadonlyArray<MatchedBranch>): BranchCheck | undefined {
   const updated = new Map(branches.map((b) => [b.chatId, b.updatedAt]));
-  return [...checks].sort(
-    (a, b) => b.proof.matched - a.proof.matched || (updated.get(b.chatId) ?? 0) - (updated.get(a.chatId) ?? 0),
-  )[0];
+  return [...checks].sort((a, b) => b.proof.matched - a.proof.matched || (updated.get(b.chatId) ?? 0) - (updated.get(a.chatId) ?? 0))[0];
 }
 
 export function decide(input: DecideInput): Decision {
@@ -190,7 +192,12 @@ export function decide(input: DecideInput): Decision {
   if (!settings.enabled) return fresh('disabled', false);
   if (input.callerResume) return fresh('caller-resume', false);
   if (analysis.sideCall) {
-    return fresh('side-call', false, [], `${REASONS['side-call']} (matched /${analysis.sideCall.pattern}/ in the first ${analysis.sideCall.role} message)`);
+    return fresh(
+      'side-call',
+      false,
+      [],
+      `${REASONS['side-call']} (matched /${analysis.sideCall.pattern}/ in the first ${analysis.sideCall.role} message)`,
+    );
   }
   const { anchor } = analysis;
   if (anchor === null) return fresh('no-anchor', false);

@@ -127,7 +127,10 @@ export function messageDigests(conversation: Conversation): string[] {
   return conversation.messages.map((m) => {
     if (m.role !== 'assistant') return messageDigest(m);
     const text = m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
-    return assistantDigestByCallId(text, m.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id }] : [])));
+    return assistantDigestByCallId(
+      text,
+      m.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id }] : [])),
+    );
   });
 }
 

@@ -3,7 +3,8 @@ import { canonicalJsonChunks } from './canonical-json.js';
 import { digest, digestOf } from './hash.js';
 
 /** The digest of the tool's canonical JSON, the hash fed as the JSON is written: no copy of a huge schema is built. */
-const toolDigest = (tool: Tool): string => digestOf((update) => canonicalJsonChunks([tool.name, tool.description, tool.parameters], update));
+const toolDigest = (tool: Tool): string =>
+  digestOf((update) => canonicalJsonChunks([tool.name, tool.description, tool.parameters], update));
 
 /**
  * A hash of the complete tool definitions: names, descriptions and the whole nested

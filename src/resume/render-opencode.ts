@@ -23,7 +23,8 @@ export function renderOpencodeDelta(conversation: Conversation, knownCount: numb
       continue;
     }
     const id = m.parts[0]?.type === 'tool-result' ? m.parts[0].id : '';
-    if (!calls.has(id)) return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(id)}, which cursor's last reply did not make` };
+    if (!calls.has(id))
+      return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(id)}, which cursor's last reply did not make` };
     results.push(renderOpencodeMessage(m));
   }
   if (results.length === 0 && userTexts.length === 0) return { ok: false, why: 'the new messages have no text to send' };

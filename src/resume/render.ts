@@ -35,9 +35,7 @@ const fileNote = (p: Extract<Part, { type: 'file' }>): string =>
 
 /** The visible content of a user or system message. */
 export function messageText(message: Message): string {
-  return message.parts
-    .flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : []))
-    .join('\n');
+  return message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : [])).join('\n');
 }
 
 export const toolCallLine = (p: Extract<Part, { type: 'tool-call' }>): string =>
@@ -107,7 +105,8 @@ export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number
     for (const p of m.parts) {
       if (p.type !== 'tool-result') continue;
       const call = calls.get(p.id);
-      if (!call) return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(p.id)}, which cursor's last reply did not make` };
+      if (!call)
+        return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(p.id)}, which cursor's last reply did not make` };
       results.push(`${toolCallLine(call)}\n${toolResultBlock(p)}`);
     }
   }

@@ -23,7 +23,12 @@ export interface SideCallMatch {
 }
 
 const textOf = (m: Message | undefined): string =>
-  m ? m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n').trimStart() : '';
+  m
+    ? m.parts
+        .flatMap((p) => (p.type === 'text' ? [p.text] : []))
+        .join('\n')
+        .trimStart()
+    : '';
 
 /**
  * A metadata prompt (a title, a summary) rides on the same session as the real chat

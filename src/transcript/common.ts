@@ -40,7 +40,10 @@ export function quote(value: unknown): string {
   if (typeof value === 'string') text = JSON.stringify(long ? `${text}…` : text);
   else if (long) text += '…';
   // JSON.stringify escapes C0 controls; these others it leaves as they are.
-  return text.replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(
+    /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export const str = (what?: string) => (what ? z.string({ error: `expected ${what}` }) : z.string());
@@ -69,9 +72,11 @@ export const envelope = {
 };
 
 /** Anything from stdin that will reach an argv must never be read as a flag. */
-export function checkEnvelope(
-  fields: { model?: string | undefined; workspace?: string | undefined; sessionId?: string | undefined },
-): Pick<Conversation, 'model' | 'workspace' | 'sessionId'> {
+export function checkEnvelope(fields: {
+  model?: string | undefined;
+  workspace?: string | undefined;
+  sessionId?: string | undefined;
+}): Pick<Conversation, 'model' | 'workspace' | 'sessionId'> {
   const out: Pick<Conversation, 'model' | 'workspace' | 'sessionId'> = {};
   for (const key of ['model', 'workspace', 'sessionId'] as const) {
     const value = fields[key];
@@ -85,7 +90,9 @@ export function checkEnvelope(
     }
     // The argv gets the model without its provider prefix: "cursor-acp/--resume=x" would put "--resume=x" there.
     if (key === 'model' && concreteModel(value).startsWith('-')) {
-      throw new TranscriptError(`model: ${quote(value)} names a model beginning with "-" after its provider prefix, which could be read as a flag; refused`);
+      throw new TranscriptError(
+        `model: ${quote(value)} names a model beginning with "-" after its provider prefix, which could be read as a flag; refused`,
+      );
     }
     out[key] = value;
   }
@@ -96,10 +103,7 @@ export function checkEnvelope(
 }
 
 /** Parts told apart by their "type", with a message that names the accepted types. */
-export const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(
-  options: T,
-  names: string,
-) =>
+export const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(options: T, names: string) =>
   z.discriminatedUnion('type', options, {
     error: (iss) => {
       const type = (iss.input as { type?: unknown } | undefined)?.type;

@@ -108,9 +108,7 @@ export function parseOpenAI(value: unknown): Conversation {
           role: 'assistant',
           parts: [
             ...(m.content == null ? [] : fromContent(m.content)),
-            ...(m.tool_calls ?? []).map(
-              (c): Part => ({ type: 'tool-call', id: c.id, name: c.function.name, input: c.function.arguments }),
-            ),
+            ...(m.tool_calls ?? []).map((c): Part => ({ type: 'tool-call', id: c.id, name: c.function.name, input: c.function.arguments })),
           ],
         };
       case 'tool': {

@@ -26,13 +26,15 @@ export const CLOSING_LINE = 'The above tool calls have been executed. Continue y
 /** How each frame's first line reads (every one but the closing line, which is a whole block). */
 const FRAME_HEADS = {
   bridge: 'SYSTEM: opencode bridge mode is active.\n',
-  tools: 'SYSTEM: You have access to the following tools. When you need to use one, respond with a tool_call in the standard OpenAI format.\n',
+  tools:
+    'SYSTEM: You have access to the following tools. When you need to use one, respond with a tool_call in the standard OpenAI format.\n',
   'tool-list': 'SYSTEM: Available OpenCode tools (use via tool calls): ',
   'task-bridge': 'SYSTEM: OpenCode Task bridge mode is active.\n',
 } as const;
 
 /** A frame of one paragraph: the plugin writes these without a blank line, so a block holding one is a message. */
-const isFrame = (piece: string, kind: 'bridge' | 'tool-list' | 'task-bridge'): boolean => piece.startsWith(FRAME_HEADS[kind]) && !piece.includes('\n\n');
+const isFrame = (piece: string, kind: 'bridge' | 'tool-list' | 'task-bridge'): boolean =>
+  piece.startsWith(FRAME_HEADS[kind]) && !piece.includes('\n\n');
 
 const HEADS = ['SYSTEM: ', 'USER: ', 'ASSISTANT: ', 'TOOL_RESULT ('];
 const headAt = (text: string, at: number): boolean => HEADS.some((h) => text.startsWith(h, at));
@@ -70,7 +72,8 @@ export function readOpencodeText(text: string): OpencodeReading | { why: string 
   // The closing line ends the block before the Task bridge: the plugin writes it exactly when a tool result is in the history.
   const closing = `\n\n${CLOSING_LINE}`;
   if (pieces.slice(first, last).some((p) => p.startsWith('TOOL_RESULT ('))) {
-    if (last - 1 < first || !pieces[last - 1]!.endsWith(closing)) return { why: 'it holds a tool result, and the closing line the plugin then writes does not end it' };
+    if (last - 1 < first || !pieces[last - 1]!.endsWith(closing))
+      return { why: 'it holds a tool result, and the closing line the plugin then writes does not end it' };
     pieces[last - 1] = pieces[last - 1]!.slice(0, -closing.length);
     tail.unshift({ frame: 'closing', text: CLOSING_LINE });
   }
@@ -121,7 +124,9 @@ const textOf = (m: Message): string => m.parts.flatMap((p) => (p.type === 'text'
 
 /** The `tool_call(...)` lines of an assistant message, as the prompt has them. */
 export function toolCallLines(message: Message): string[] {
-  return message.parts.flatMap((p) => (p.type === 'tool-call' ? [`tool_call(id: ${p.id}, name: ${p.name}, args: ${String(p.input)})`] : []));
+  return message.parts.flatMap((p) =>
+    p.type === 'tool-call' ? [`tool_call(id: ${p.id}, name: ${p.name}, args: ${String(p.input)})`] : [],
+  );
 }
 
 /** A message as its block of the prompt. */

@@ -41,14 +41,28 @@ function parseText(text: string, raw: Uint8Array | undefined): Conversation {
   // An array that does not end in "]" is no JSON, and is never parsed: that could cost more than its text.
   // Text too big or too deep to parse cheaply is no transcript either way: it goes on as the prompt it may be.
   const json =
-    trimmed[0] === '[' ? (trimmed.trimEnd().endsWith(']') ? cheapJson(trimmed) : undefined) : JSON_SCALAR.test(trimmed) ? cheapJson(trimmed, false) : undefined;
+    trimmed[0] === '['
+      ? trimmed.trimEnd().endsWith(']')
+        ? cheapJson(trimmed)
+        : undefined
+      : JSON_SCALAR.test(trimmed)
+        ? cheapJson(trimmed, false)
+        : undefined;
   if (json) {
     throw new TranscriptError(
       `transcript: expected a JSON object (an OpenAI Chat Completions body or an AI SDK prompt), got ${describeJson(json.value)}`,
     );
   }
   const reading = readOpencodeText(text);
-  if ('blocks' in reading) return { shape: 'opencode-text', text, ...(raw !== undefined ? { raw } : {}), messages: reading.messages, tools: [], layout: reading.blocks };
+  if ('blocks' in reading)
+    return {
+      shape: 'opencode-text',
+      text,
+      ...(raw !== undefined ? { raw } : {}),
+      messages: reading.messages,
+      tools: [],
+      layout: reading.blocks,
+    };
   return plainText(text, raw);
 }
 

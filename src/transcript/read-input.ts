@@ -3,7 +3,9 @@ import { TranscriptError } from './errors.js';
 import { MAX_INPUT_BYTES } from './limits.js';
 
 const tooLarge = (max: number): TranscriptError =>
-  new TranscriptError(`stdin: the transcript is larger than ${Math.round(max / 1024 / 1024)} MiB; nothing was run. Send a shorter conversation`);
+  new TranscriptError(
+    `stdin: the transcript is larger than ${Math.round(max / 1024 / 1024)} MiB; nothing was run. Send a shorter conversation`,
+  );
 
 const unreadable = (code: string | undefined, message: string): TranscriptError =>
   new TranscriptError(

@@ -14,9 +14,11 @@ import type { ReplyToolCall } from '../resume/digests.js';
 import { EXIT_STDOUT_CLOSED } from '../stdout.js';
 import type { Plan } from './plan.js';
 
-
 /** What a run showed (type-only: this step does no I/O). */
-export type RunFacts = Pick<AgentRun, 'code' | 'signal' | 'stderr' | 'wroteOutput' | 'stopped' | 'endedByCaller' | 'killedHard' | 'spawnError'> & {
+export type RunFacts = Pick<
+  AgentRun,
+  'code' | 'signal' | 'stderr' | 'wroteOutput' | 'stopped' | 'endedByCaller' | 'killedHard' | 'spawnError'
+> & {
   tap: Pick<StreamTap, 'sessionId' | 'sessionChanged' | 'answerStarted' | 'results' | 'isError' | 'resultText' | 'replyText'> & {
     toolCalls: ReadonlyArray<ReplyToolCall>;
   };
@@ -129,9 +131,21 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   if (run.spawnError) {
     const { code, kind, message } = notFoundMessage(agent, run.spawnError);
     // Only a resumed chat was leased; cursor-agent never ran, so its history is as it was.
-    return { update: resumed ? { kind: 'release', outcome: 'error', state: 'ok' }  : null, say: null, error: message, exit: code, failure: kind };
+    return {
+      update: resumed ? { kind: 'release', outcome: 'error', state: 'ok' } : null,
+      say: null,
+      error: message,
+      exit: code,
+      failure: kind,
+    };
   }
-  const exit = judged.lost ? 1 : run.stopped === 'stdout-closed' ? EXIT_STDOUT_CLOSED : run.signal ? signalExit(run.signal) : (run.code ?? 1);
+  const exit = judged.lost
+    ? 1
+    : run.stopped === 'stdout-closed'
+      ? EXIT_STDOUT_CLOSED
+      : run.signal
+        ? signalExit(run.signal)
+        : (run.code ?? 1);
   const { tap } = run;
   const handover = handedOver(run, plan);
   const failure = handover ? null : judged.failure;
@@ -141,13 +155,25 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
   const usableChat = isSafeChatId(tap.sessionId) && !tap.sessionChanged;
   if (complete && usableChat) {
-    return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: tap.resultText!, calls: tap.toolCalls }, ended: 'result' });
+    return done({
+      kind: 'record',
+      chatId: tap.sessionId as string,
+      reply: { text: tap.resultText!, calls: tap.toolCalls },
+      ended: 'result',
+    });
   }
   if (handover && usableChat) {
-    return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: tap.replyText!, calls: tap.toolCalls }, ended: 'tool-calls' });
+    return done({
+      kind: 'record',
+      chatId: tap.sessionId as string,
+      reply: { text: tap.replyText!, calls: tap.toolCalls },
+      ended: 'tool-calls',
+    });
   }
   const unusable = (complete || handover) && !usableChat;
-  const say = unusable ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}` : null;
+  const say = unusable
+    ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}`
+    : null;
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
   if (!resumed || judged.failure === 'resume') return done(null, say);
   // The chat's history is unknown once the model began answering, or when the turn was cut short.

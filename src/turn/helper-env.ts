@@ -10,7 +10,8 @@ import { envValue } from '../env-value.js';
 
 export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const out = { ...env };
-  if (settings.runtimeDir !== '' && envValue(env.CURSOR_RESUME_RUNTIME_DIR) === undefined) out.CURSOR_RESUME_RUNTIME_DIR = settings.runtimeDir;
+  if (settings.runtimeDir !== '' && envValue(env.CURSOR_RESUME_RUNTIME_DIR) === undefined)
+    out.CURSOR_RESUME_RUNTIME_DIR = settings.runtimeDir;
   const limits = limitsFor(settings, env);
   out.CURSOR_RESUME_TTL_MS = String(limits.ttlMs);
   out.CURSOR_RESUME_MAX_ENTRIES = String(limits.maxEntries);

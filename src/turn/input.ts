@@ -78,7 +78,8 @@ export function contextFor(
 ): { context: TurnContext; given: string | undefined; workspaceFrom: WorkspaceSource } {
   const given = caller.workspace ?? conversation.workspace;
   const workspace = resolveWorkspace(given ?? '.', cwd);
-  const workspaceFrom: WorkspaceSource = caller.workspace !== undefined ? 'flag' : conversation.workspace !== undefined ? 'transcript' : 'current directory';
+  const workspaceFrom: WorkspaceSource =
+    caller.workspace !== undefined ? 'flag' : conversation.workspace !== undefined ? 'transcript' : 'current directory';
   return { context: { caller, settings, env, workspace }, given, workspaceFrom };
 }
 
@@ -90,7 +91,8 @@ export function localContextFor(
   env: NodeJS.ProcessEnv,
 ): ReturnType<typeof contextFor> {
   const found = contextFor(conversation, caller, settings, env);
-  if (found.given !== undefined) checkWorkspace(found.context.workspace, found.workspaceFrom === 'flag' ? 'from --workspace' : 'from the transcript');
+  if (found.given !== undefined)
+    checkWorkspace(found.context.workspace, found.workspaceFrom === 'flag' ? 'from --workspace' : 'from the transcript');
   return found;
 }
 

@@ -30,7 +30,13 @@ export interface LeaseCache {
  * have moved on ('stale': another run recorded a turn of it), expired or been evicted
  * ('gone'). Past the wait, a chat that cannot be leased counts as busy.
  */
-export async function leaseOrReplan(first: Plan, branches: ReadonlyArray<MatchedBranch>, analysis: Analysis, context: TurnContext, cache: LeaseCache): Promise<Plan> {
+export async function leaseOrReplan(
+  first: Plan,
+  branches: ReadonlyArray<MatchedBranch>,
+  analysis: Analysis,
+  context: TurnContext,
+  cache: LeaseCache,
+): Promise<Plan> {
   const deadline = performance.now() + BUSY_WAIT_MS;
   const plan = (known: ReadonlyArray<MatchedBranch>): Plan =>
     planTurn(analysis, context, { branches: known, missingChats: goneChats(context, cache.given, known) });

@@ -9,7 +9,6 @@ import { REASONS } from '../resume/reasons.js';
 import { compileSideCallPatterns } from '../resume/side-call.js';
 import type { Conversation } from '../transcript/types.js';
 
-
 /** What a decision becomes on the wire to cursor-agent. */
 interface Invocation {
   argv: string[];

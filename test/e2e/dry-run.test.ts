@@ -7,7 +7,14 @@ import { describe, test } from 'node:test';
 import { ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 
 const body = (extra: object = {}) =>
-  JSON.stringify({ model: 'cursor-acp/gpt-5', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }], ...extra });
+  JSON.stringify({
+    model: 'cursor-acp/gpt-5',
+    messages: [
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'hi' },
+    ],
+    ...extra,
+  });
 
 describe('--dry-run', () => {
   test('prints exactly the plan object and runs nothing', async () => {
@@ -17,8 +24,14 @@ describe('--dry-run', () => {
     assert.equal(r.stderr, '');
     const plan = JSON.parse(r.stdout);
     assert.deepEqual(Object.keys(plan), ['decision', 'reason', 'anchor', 'chatId', 'argv', 'prompt']);
-    const documented = /`--dry-run` \(print the plan as one JSON object, with (.*?), and run nothing\)/.exec(readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' '));
-    assert.deepEqual([...(documented?.[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]), Object.keys(plan), 'the README names the fields in order');
+    const documented = /`--dry-run` \(print the plan as one JSON object, with (.*?), and run nothing\)/.exec(
+      readFileSync(join(ROOT, 'README.md'), 'utf8').replace(/\s+/g, ' '),
+    );
+    assert.deepEqual(
+      [...(documented?.[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]),
+      Object.keys(plan),
+      'the README names the fields in order',
+    );
     assert.deepEqual(plan, {
       decision: 'fresh',
       reason: 'disabled',
@@ -33,7 +46,10 @@ describe('--dry-run', () => {
   });
 
   test('with resume on, a first turn is fresh and will be recorded', async () => {
-    const r = await runCli(['--dry-run', '--output-format', 'text'], { input: body(), env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: ' Yes ' }) });
+    const r = await runCli(['--dry-run', '--output-format', 'text'], {
+      input: body(),
+      env: sandboxEnv({ CURSOR_ACP_SESSION_RESUME: ' Yes ' }),
+    });
     const plan = JSON.parse(r.stdout);
     assert.equal(plan.reason, 'no-entry');
     // The chat ID must be read from the stream, so a text run becomes stream-json.

@@ -19,7 +19,8 @@ const ANSI = /\u001b\[/;
 /** The README as it is, and with every run of white space one blank (its sentences wrap anywhere). */
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const README_FLAT = README.replace(/\s+/g, ' ');
-const cli = (args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> => runCli(args, { env, ...(input !== undefined ? { input } : {}) });
+const cli = (args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<RunResult> =>
+  runCli(args, { env, ...(input !== undefined ? { input } : {}) });
 const json = (r: RunResult): any => {
   assert.equal(r.code, 0, r.stderr);
   return JSON.parse(r.stdout);
@@ -54,7 +55,11 @@ describe('inspect: the table', { concurrency: true }, () => {
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /^no helper running \(socket .*helper\.sock\): nothing is cached\./);
     assert.equal(human.stderr, '');
-    assert.deepEqual(json(await cli(['inspect', '--json'], env)), { running: false, socketPath: join(env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock'), entries: [] });
+    assert.deepEqual(json(await cli(['inspect', '--json'], env)), {
+      running: false,
+      socketPath: join(env.CURSOR_RESUME_RUNTIME_DIR!, 'helper.sock'),
+      entries: [],
+    });
     assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was started, no folder created');
   });
 
@@ -124,7 +129,10 @@ describe('inspect: the table', { concurrency: true }, () => {
     const [header, row] = r.stdout.split('\n');
     assert.ok(row!.includes(`  ${workspace}  `), row);
     // Each of 项 and 目 takes two columns: what stands before MODEL must be as wide as in the header.
-    for (const [name, cell] of [['MODEL', 'gpt-5'], ['CHAT', c.lastTrace().chatId as string]] as const) {
+    for (const [name, cell] of [
+      ['MODEL', 'gpt-5'],
+      ['CHAT', c.lastTrace().chatId as string],
+    ] as const) {
       assert.equal(stringWidth(row!.slice(0, row!.indexOf(` ${cell.slice(0, 7)}`) + 1)), header!.indexOf(name), `${name} column`);
     }
   });
@@ -138,8 +146,23 @@ describe('inspect: the table', { concurrency: true }, () => {
     assert.equal(data.entries.length, 2);
     const [newest, older] = data.entries;
     assert.deepEqual(Object.keys(newest), [
-      'anchor', 'chatId', 'workspace', 'model', 'branches', 'turns', 'knownCount', 'createdAt', 'updatedAt',
-      'ageMs', 'ttlLeftMs', 'lastOutcome', 'state', 'leased', 'version', 'bytesSaved', 'toolsFingerprint',
+      'anchor',
+      'chatId',
+      'workspace',
+      'model',
+      'branches',
+      'turns',
+      'knownCount',
+      'createdAt',
+      'updatedAt',
+      'ageMs',
+      'ttlLeftMs',
+      'lastOutcome',
+      'state',
+      'leased',
+      'version',
+      'bytesSaved',
+      'toolsFingerprint',
     ]);
     // The README lists the same fields, and says ageMs counts from the last turn.
     const documented = /`entries`, one per branch: (.*?`toolsFingerprint`)\./.exec(README_FLAT)?.[1] ?? '';
@@ -230,18 +253,29 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     // A value that is neither on nor off is refused here, as every bad setting is by inspect --transcript.
     const bad = await cli(['inspect', '--transcript', file], { ...env, CURSOR_ACP_SESSION_RESUME: 'nope' });
     assert.equal(bad.code, 2);
-    assert.equal(bad.stderr, 'cursor-resume: resume (from CURSOR_ACP_SESSION_RESUME): "nope" is neither on (1, true, on, yes) nor off (0, false, off, no)\n');
+    assert.equal(
+      bad.stderr,
+      'cursor-resume: resume (from CURSOR_ACP_SESSION_RESUME): "nope" is neither on (1, true, on, yes) nor off (0, false, off, no)\n',
+    );
     assert.equal(bad.stdout, '');
   });
 
   test('no helper: an empty cache, nothing started; stdin, --model and a run line', async () => {
     const env = world();
-    const body = JSON.stringify({ model: 'cursor-acp/gpt-5', messages: [{ role: 'user', content: 'Generate a title for this conversation: x' }] });
+    const body = JSON.stringify({
+      model: 'cursor-acp/gpt-5',
+      messages: [{ role: 'user', content: 'Generate a title for this conversation: x' }],
+    });
     const side = json(await cli(['inspect', '--transcript', '-', '--json'], env, body));
     assert.equal(side.decision.reason, 'side-call');
     assert.equal(side.sideCall.role, 'user');
 
-    const plain = JSON.stringify({ messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }] });
+    const plain = JSON.stringify({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'hi' },
+      ],
+    });
     const view = json(await cli(['inspect', '--transcript', '-', '--model', 'sonnet-4', '--json', '--', '--print', '--force'], env, plain));
     assert.equal(view.cache.state, 'not-running');
     assert.equal(view.decision.reason, 'no-entry');
@@ -273,16 +307,25 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     assert.equal(data.cache.state, 'unreachable');
     assert.deepEqual([data.decision.decision, data.decision.reason], ['fresh', 'no-cache']);
     const help = (await cli(['inspect', '--help'], env)).stdout.replace(/\s+/g, ' ');
-    assert.match(help, /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly \(with --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0\)/);
+    assert.match(
+      help,
+      /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly \(with --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0\)/,
+    );
   });
 
   test('bad arguments and transcripts: exit 2, one line saying what to do', async () => {
     const env = world();
     const dir = tempDir();
     const cases: Array<[string[], RegExp, string?]> = [
-      [['inspect', '--transcript', join(dir, 'missing.json')], /^cursor-resume: cannot read the transcript .*missing\.json: no such file\n$/],
+      [
+        ['inspect', '--transcript', join(dir, 'missing.json')],
+        /^cursor-resume: cannot read the transcript .*missing\.json: no such file\n$/,
+      ],
       [['inspect', '--transcript', write(dir, 'bad.json', '{"messages": [')], /^cursor-resume: .*bad\.json: not valid JSON/],
-      [['inspect', '--transcript', write(dir, 'role.json', '{"messages":[{"role":"bot","content":"x"}]}')], /role\.json: messages\[0\]\.role: unknown role "bot"/],
+      [
+        ['inspect', '--transcript', write(dir, 'role.json', '{"messages":[{"role":"bot","content":"x"}]}')],
+        /role\.json: messages\[0\]\.role: unknown role "bot"/,
+      ],
       [['inspect', '--model', 'gpt-5'], /^cursor-resume: a run line, --model and --workspace go with --transcript FILE/],
       [['inspect', '--bogus'], /^cursor-resume: unknown option '--bogus' \(add --help for usage and examples\)\n$/],
       [['inspect', '--transcript'], /^cursor-resume: option '--transcript <file>' argument missing/],
@@ -362,13 +405,33 @@ describe('config', { concurrency: true }, () => {
 
     const list = json(await cli(['config', 'list', '--json', '--', '--verbose'], { ...env, CURSOR_RESUME_AGENT: '/opt/agent' }));
     assert.equal(list.file, file);
-    assert.deepEqual(list.resume, { enabled: true, from: 'CURSOR_ACP_SESSION_RESUME', why: 'CURSOR_ACP_SESSION_RESUME is "1" and CURSOR_RESUME_ENABLED is not set' });
+    assert.deepEqual(list.resume, {
+      enabled: true,
+      from: 'CURSOR_ACP_SESSION_RESUME',
+      why: 'CURSOR_ACP_SESSION_RESUME is "1" and CURSOR_RESUME_ENABLED is not set',
+    });
     assert.deepEqual(list.settings.resume, { value: true, source: 'shared environment', default: false, env: 'CURSOR_RESUME_ENABLED' });
     assert.deepEqual(list.settings.ttlMinutes, { value: 30, source: 'file', default: 60, env: null });
-    assert.deepEqual(list.settings.agent, { value: '/opt/agent', source: 'environment', default: 'cursor-agent', env: 'CURSOR_RESUME_AGENT' });
+    assert.deepEqual(list.settings.agent, {
+      value: '/opt/agent',
+      source: 'environment',
+      default: 'cursor-agent',
+      env: 'CURSOR_RESUME_AGENT',
+    });
     assert.equal(list.settings.verbose.source, 'flag');
     assert.equal(list.settings.maxEntries.source, 'default');
-    assert.deepEqual(Object.keys(list.settings), ['resume', 'agent', 'runtimeDir', 'sideCallPatterns', 'retryFresh', 'unsafeDelta', 'ttlMinutes', 'maxEntries', 'verbose', 'trace']);
+    assert.deepEqual(Object.keys(list.settings), [
+      'resume',
+      'agent',
+      'runtimeDir',
+      'sideCallPatterns',
+      'retryFresh',
+      'unsafeDelta',
+      'ttlMinutes',
+      'maxEntries',
+      'verbose',
+      'trace',
+    ]);
 
     const human = await cli(['config', 'list'], { ...env, CURSOR_RESUME_AGENT: '/opt/agent' });
     assert.match(human.stdout, /^SETTING +VALUE +SOURCE$/m);
@@ -388,11 +451,17 @@ describe('config', { concurrency: true }, () => {
   test('limits may be lowered, never raised; errors say what is allowed; nothing is written', async () => {
     const env = world();
     const cases: Array<[string[], RegExp]> = [
-      [['config', 'set', 'ttlMinutes', '90'], /^cursor-resume: ttlMinutes \(config set\): must be at most 60: the limit may be lowered, never raised\. Allowed: .*1 to 60/],
+      [
+        ['config', 'set', 'ttlMinutes', '90'],
+        /^cursor-resume: ttlMinutes \(config set\): must be at most 60: the limit may be lowered, never raised\. Allowed: .*1 to 60/,
+      ],
       [['config', 'set', 'maxEntries', '65'], /maxEntries \(config set\): must be at most 64/],
       [['config', 'set', 'maxEntries', '0'], /maxEntries \(config set\): must be at least 1/],
       [['config', 'set', 'ttlMinutes', 'soon'], /ttlMinutes \(config set\): "soon" is not a whole number/],
-      [['config', 'set', 'retryFresh', 'maybe'], /retryFresh \(config set\): "maybe" is not a boolean; use 1, true, on or yes, or 0, false, off or no/],
+      [
+        ['config', 'set', 'retryFresh', 'maybe'],
+        /retryFresh \(config set\): "maybe" is not a boolean; use 1, true, on or yes, or 0, false, off or no/,
+      ],
       [['config', 'set', 'unsafeDelta', 'always'], /unsafeDelta \(config set\): must be fresh or resume-full/],
       [['config', 'set', 'runtimeDir', 'relative/dir'], /runtimeDir \(config set\): must be an absolute path/],
       [['config', 'set', 'sideCallPatterns', '["("]'], /sideCallPatterns\[0\] \(config set\): is not a valid regular expression/],
@@ -425,7 +494,10 @@ describe('config', { concurrency: true }, () => {
     assert.equal((await cli(['evict', '--all'], env)).code, 0);
     const set = await cli(['config', 'set', 'ttlMinutes', '20'], env);
     assert.equal(set.code, 2, 'written, but the file is still refused');
-    assert.match(set.stderr, /the change was written, but the config file still has a setting that is not allowed \(runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it\)/);
+    assert.match(
+      set.stderr,
+      /the change was written, but the config file still has a setting that is not allowed \(runs, inspect, evict and helper ignore it with a warning; config, simulate and inspect --transcript refuse it\)/,
+    );
     assert.equal((await cli(['config', 'unset', 'bogus'], env)).code, 0);
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 20 });
     assert.equal((await cli(['config', 'list'], env)).code, 0);
@@ -441,10 +513,16 @@ describe('arguments', () => {
     const env = world();
     const dir = tempDir();
     const body = write(dir, 'body.json', JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
-    const tooMany = (name: string): RegExp => new RegExp(`^cursor-resume: too many arguments for '${name}'\\. Expected \\d arguments? but got \\d+\\. \\(add --help for usage and examples\\)\n$`);
-    const missing = (name: string): RegExp => new RegExp(`^cursor-resume: missing required argument '${name}' \\(add --help for usage and examples\\)\n$`);
-    const noSetting = (word: string): RegExp => new RegExp(`^cursor-resume: config list: "${word}" changes no setting; after "--" give only --verbose and --trace FILE`);
-    const prompt = (word: string): RegExp => new RegExp(`^cursor-resume: inspect --transcript: the run line has "${word}"; .* Give only flags after "--"`);
+    const tooMany = (name: string): RegExp =>
+      new RegExp(
+        `^cursor-resume: too many arguments for '${name}'\\. Expected \\d arguments? but got \\d+\\. \\(add --help for usage and examples\\)\n$`,
+      );
+    const missing = (name: string): RegExp =>
+      new RegExp(`^cursor-resume: missing required argument '${name}' \\(add --help for usage and examples\\)\n$`);
+    const noSetting = (word: string): RegExp =>
+      new RegExp(`^cursor-resume: config list: "${word}" changes no setting; after "--" give only --verbose and --trace FILE`);
+    const prompt = (word: string): RegExp =>
+      new RegExp(`^cursor-resume: inspect --transcript: the run line has "${word}"; .* Give only flags after "--"`);
     const cases: Array<[string[], RegExp]> = [
       [['config', 'a', 'b'], tooMany('config')],
       [['config', 'list', 'extra'], noSetting('extra')],
@@ -520,13 +598,26 @@ describe('simulate', { concurrency: true }, () => {
 
     const data = json(await cli(['simulate', '--resume-on', '--json', ...files], env));
     assert.deepEqual(data.resume, { enabled: true, from: '--resume-on' });
-    assert.deepEqual(data.turns.map((t: any) => [t.turn, t.decision, t.reason, t.chatId, t.recorded]), [
-      [1, 'fresh', 'no-entry', 'sim-1', true],
-      [2, 'resume-delta', 'delta', 'sim-1', true],
-      [3, 'resume-delta', 'delta', 'sim-1', false],
-    ]);
+    assert.deepEqual(
+      data.turns.map((t: any) => [t.turn, t.decision, t.reason, t.chatId, t.recorded]),
+      [
+        [1, 'fresh', 'no-entry', 'sim-1', true],
+        [2, 'resume-delta', 'delta', 'sim-1', true],
+        [3, 'resume-delta', 'delta', 'sim-1', false],
+      ],
+    );
     assert.equal(data.turns[2].prompt, 'What do you remember?');
-    assert.deepEqual(data.turns[2].argv, ['--print', '--output-format', 'stream-json', '--model', 'gpt-5', '--workspace', '/work/project', '--resume', 'sim-1']);
+    assert.deepEqual(data.turns[2].argv, [
+      '--print',
+      '--output-format',
+      'stream-json',
+      '--model',
+      'gpt-5',
+      '--workspace',
+      '/work/project',
+      '--resume',
+      'sim-1',
+    ]);
     assert.match(data.turns[2].note, /not recorded: the last turn/);
     assert.equal(data.totals.turns, 3);
     assert.deepEqual(data.totals.decisions, { fresh: 1, 'resume-delta': 2, 'resume-full': 0 });
@@ -540,14 +631,28 @@ describe('simulate', { concurrency: true }, () => {
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /resume is off: every turn is fresh; set CURSOR_RESUME_ENABLED=1, or pass --resume-on/);
     const data = json(await cli(['simulate', '--json', ...files], off));
-    assert.deepEqual(data.turns.map((t: any) => t.reason), ['disabled', 'disabled', 'disabled']);
+    assert.deepEqual(
+      data.turns.map((t: any) => t.reason),
+      ['disabled', 'disabled', 'disabled'],
+    );
     const on = json(await cli(['simulate', '--json', ...files], sandboxEnv({ CURSOR_ACP_SESSION_RESUME: 'TRUE' })));
-    assert.deepEqual(on.turns.map((t: any) => t.decision), ['fresh', 'resume-delta', 'resume-delta']);
+    assert.deepEqual(
+      on.turns.map((t: any) => t.decision),
+      ['fresh', 'resume-delta', 'resume-delta'],
+    );
     assert.equal(on.resume.from, 'CURSOR_ACP_SESSION_RESUME');
-    const own = json(await cli(['simulate', '--json', ...files], sandboxEnv({ CURSOR_RESUME_ENABLED: '1', CURSOR_ACP_SESSION_RESUME: '0' })));
-    assert.deepEqual([own.resume, own.turns.map((t: any) => t.decision)], [{ enabled: true, from: 'CURSOR_RESUME_ENABLED' }, ['fresh', 'resume-delta', 'resume-delta']]);
+    const own = json(
+      await cli(['simulate', '--json', ...files], sandboxEnv({ CURSOR_RESUME_ENABLED: '1', CURSOR_ACP_SESSION_RESUME: '0' })),
+    );
+    assert.deepEqual(
+      [own.resume, own.turns.map((t: any) => t.decision)],
+      [{ enabled: true, from: 'CURSOR_RESUME_ENABLED' }, ['fresh', 'resume-delta', 'resume-delta']],
+    );
     const forced = json(await cli(['simulate', '--json', '--resume-on', ...files], sandboxEnv({ CURSOR_RESUME_ENABLED: '0' })));
-    assert.deepEqual([forced.resume, forced.turns.map((t: any) => t.decision)], [{ enabled: true, from: '--resume-on' }, ['fresh', 'resume-delta', 'resume-delta']]);
+    assert.deepEqual(
+      [forced.resume, forced.turns.map((t: any) => t.decision)],
+      [{ enabled: true, from: '--resume-on' }, ['fresh', 'resume-delta', 'resume-delta']],
+    );
   });
 
   test('--expect: pass exits 0, a difference exits 1 naming the first one', async () => {
@@ -561,7 +666,10 @@ describe('simulate', { concurrency: true }, () => {
     const fail = await cli(['simulate', '--expect', 'fresh,fresh,resume-delta', ...files], env);
     assert.equal(fail.code, 1);
     assert.match(fail.stdout, /^TURN/, 'the table is still printed');
-    assert.match(fail.stderr, /^cursor-resume: turn 2 \(\S+t2\.json\): expected fresh, got resume-delta \(delta: all 3 known messages match; 1 new\)\n$/);
+    assert.match(
+      fail.stderr,
+      /^cursor-resume: turn 2 \(\S+t2\.json\): expected fresh, got resume-delta \(delta: all 3 known messages match; 1 new\)\n$/,
+    );
 
     const reason = await cli(['simulate', '--json', '--expect', 'fresh:expired,resume-delta,resume-delta', ...files], env);
     assert.equal(reason.code, 1);
@@ -586,26 +694,61 @@ describe('simulate', { concurrency: true }, () => {
     const lines = files.map((f) => readFileSync(f, 'utf8')).join('\n') + '\n\n';
     const jsonl = write(dir, 'conversation.jsonl', lines);
     const viaFile = json(await cli(['simulate', '--resume-on', '--json', jsonl], env));
-    assert.deepEqual(viaFile.turns.map((t: any) => t.source), [`${jsonl}:1`, `${jsonl}:2`, `${jsonl}:3`]);
-    assert.deepEqual(viaFile.turns.map((t: any) => t.decision), ['fresh', 'resume-delta', 'resume-delta']);
+    assert.deepEqual(
+      viaFile.turns.map((t: any) => t.source),
+      [`${jsonl}:1`, `${jsonl}:2`, `${jsonl}:3`],
+    );
+    assert.deepEqual(
+      viaFile.turns.map((t: any) => t.decision),
+      ['fresh', 'resume-delta', 'resume-delta'],
+    );
     const ndjson = write(dir, 'conversation.ndjson', lines);
-    assert.deepEqual(json(await cli(['simulate', '--resume-on', '--json', ndjson], env)).turns.map((t: any) => [t.source, t.decision]), [
-      [`${ndjson}:1`, 'fresh'],
-      [`${ndjson}:2`, 'resume-delta'],
-      [`${ndjson}:3`, 'resume-delta'],
-    ]);
+    assert.deepEqual(
+      json(await cli(['simulate', '--resume-on', '--json', ndjson], env)).turns.map((t: any) => [t.source, t.decision]),
+      [
+        [`${ndjson}:1`, 'fresh'],
+        [`${ndjson}:2`, 'resume-delta'],
+        [`${ndjson}:3`, 'resume-delta'],
+      ],
+    );
     const viaStdin = json(await cli(['simulate', '--resume-on', '--json', '-'], env, lines));
-    assert.deepEqual(viaStdin.turns.map((t: any) => [t.source, t.decision]), [['stdin:1', 'fresh'], ['stdin:2', 'resume-delta'], ['stdin:3', 'resume-delta']]);
+    assert.deepEqual(
+      viaStdin.turns.map((t: any) => [t.source, t.decision]),
+      [
+        ['stdin:1', 'fresh'],
+        ['stdin:2', 'resume-delta'],
+        ['stdin:3', 'resume-delta'],
+      ],
+    );
 
     const expired = json(await cli(['simulate', '--resume-on', '--json', '--gap', '61', ...files.slice(0, 2)], env));
-    assert.deepEqual(expired.turns.map((t: any) => t.reason), ['no-entry', 'expired']);
-    const lowered = json(await cli(['simulate', '--resume-on', '--json', '--gap', '11', ...files.slice(0, 2)], { ...env, CURSOR_RESUME_TTL_MS: '600000' }));
-    assert.deepEqual(lowered.turns.map((t: any) => t.reason), ['no-entry', 'expired'], 'the helper limits in the environment apply');
+    assert.deepEqual(
+      expired.turns.map((t: any) => t.reason),
+      ['no-entry', 'expired'],
+    );
+    const lowered = json(
+      await cli(['simulate', '--resume-on', '--json', '--gap', '11', ...files.slice(0, 2)], { ...env, CURSOR_RESUME_TTL_MS: '600000' }),
+    );
+    assert.deepEqual(
+      lowered.turns.map((t: any) => t.reason),
+      ['no-entry', 'expired'],
+      'the helper limits in the environment apply',
+    );
 
     // Turn 1 failed (no reply kept) and the caller sent the message again with another: nothing was recorded.
-    const retry = write(dir, 'retry.json', bodyOf([SYS, { role: 'user', content: 'remember: the port is 8080' }, { role: 'user', content: 'hello?' }]));
+    const retry = write(
+      dir,
+      'retry.json',
+      bodyOf([SYS, { role: 'user', content: 'remember: the port is 8080' }, { role: 'user', content: 'hello?' }]),
+    );
     const failed = json(await cli(['simulate', '--resume-on', '--json', files[0]!, retry], env));
-    assert.deepEqual(failed.turns.map((t: any) => [t.reason, t.recorded]), [['no-entry', false], ['no-entry', false]]);
+    assert.deepEqual(
+      failed.turns.map((t: any) => [t.reason, t.recorded]),
+      [
+        ['no-entry', false],
+        ['no-entry', false],
+      ],
+    );
     assert.match(failed.turns[0].note, /^not recorded: the next transcript of this conversation \(turn 2\) carries no reply to this turn$/);
   });
 
@@ -617,12 +760,24 @@ describe('simulate', { concurrency: true }, () => {
     const other = (messages: object[]): string => JSON.stringify({ model: 'gpt-5', workspace: '/work/other', messages, tools: TOOLS });
     const v1 = { role: 'user', content: 'remember: the colour is blue' };
     const b1 = write(dir, 'b1.json', other([SYS, v1]));
-    const b2 = write(dir, 'b2.json', other([SYS, v1, { role: 'assistant', content: 'Noted: blue.' }, { role: 'user', content: 'and the size?' }]));
+    const b2 = write(
+      dir,
+      'b2.json',
+      other([SYS, v1, { role: 'assistant', content: 'Noted: blue.' }, { role: 'user', content: 'and the size?' }]),
+    );
     // OpenCode's title request: the title agent's system prompt, then the conversation's opener (the same anchor as a1).
     const title = write(dir, 'title.json', bodyOf([{ role: 'system', content: 'You are a title generator. Reply with a title.' }, u1]));
-    const title2 = write(dir, 'title2.json', bodyOf([{ role: 'user', content: 'Generate a title for this conversation: remember: the port is 8080' }]));
+    const title2 = write(
+      dir,
+      'title2.json',
+      bodyOf([{ role: 'user', content: 'Generate a title for this conversation: remember: the port is 8080' }]),
+    );
     // The same opener, another second message: a sibling branch that diverges from a2 and does not continue it.
-    const sibling = write(dir, 'sibling.json', bodyOf([SYS, u1, { role: 'assistant', content: 'Turn 1 of this chat.' }, { role: 'user', content: 'remember: the user is alice' }]));
+    const sibling = write(
+      dir,
+      'sibling.json',
+      bodyOf([SYS, u1, { role: 'assistant', content: 'Turn 1 of this chat.' }, { role: 'user', content: 'remember: the user is alice' }]),
+    );
     const data = json(await cli(['simulate', '--resume-on', '--json', a1!, title, b1, title2, a2!, sibling, b2, a3!], env));
     assert.deepEqual(
       data.turns.map((t: any) => [t.source.replace(/.*\//, ''), `${t.decision}:${t.reason}`, t.chatId, t.recorded]),
@@ -658,7 +813,11 @@ describe('simulate', { concurrency: true }, () => {
       assert.equal(r.code, 0, r.stderr);
     };
     const titleCall = async (): Promise<void> => {
-      const body = JSON.stringify({ model: 'gpt-5', workspace: a.workspace, messages: [{ role: 'system', content: 'You are a title generator.' }, a.messages[1]] });
+      const body = JSON.stringify({
+        model: 'gpt-5',
+        workspace: a.workspace,
+        messages: [{ role: 'system', content: 'You are a title generator.' }, a.messages[1]],
+      });
       files.push(write(dir, `${files.length + 1}.json`, body));
       const r = await runCli(STREAM_ARGS, { env: a.env, input: body });
       assert.equal(r.code, 0, r.stderr);
@@ -670,10 +829,21 @@ describe('simulate', { concurrency: true }, () => {
     await turn(b, 'remember: the size is 3');
     await titleCall();
     await turn(a, 'What do you remember?');
-    const runs = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const runs = readFileSync(trace, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.deepEqual(
       runs.map((t) => `${t.decision}:${t.reason}`),
-      ['fresh:no-entry', 'fresh:side-call', 'fresh:no-entry', 'resume-delta:delta', 'resume-delta:delta', 'fresh:side-call', 'resume-delta:delta'],
+      [
+        'fresh:no-entry',
+        'fresh:side-call',
+        'fresh:no-entry',
+        'resume-delta:delta',
+        'resume-delta:delta',
+        'fresh:side-call',
+        'resume-delta:delta',
+      ],
       'the real runs resume across the interruptions',
     );
     const sim = json(await cli(['simulate', '--json', ...files], env));
@@ -702,7 +872,11 @@ describe('simulate', { concurrency: true }, () => {
       runs.map((t) => [t.decision, t.reason, t.promptBytes, t.fullPromptBytes]),
     );
     const invoked = c.invocations();
-    assert.deepEqual(sim.turns.map((t: any) => t.prompt), invoked.map((e) => e.stdin), 'the same prompts');
+    assert.deepEqual(
+      sim.turns.map((t: any) => t.prompt),
+      invoked.map((e) => e.stdin),
+      'the same prompts',
+    );
   });
 
   test('bad arguments: exit 2', async () => {
@@ -724,7 +898,10 @@ describe('simulate', { concurrency: true }, () => {
       // Not JSON Lines (the second line is not an object): the JSON error itself is the useful one.
       [['simulate', write(dir, 'two.json', `${readFileSync(files[0]!, 'utf8')}\n[1]\n`)], /^cursor-resume: \S+two\.json: not valid JSON/],
       // Millions of tiny objects, one per line: the value limit speaks, and the hint never parses them all.
-      [['simulate', write(dir, 'many.json', '{}\n'.repeat(3_000_000))], /^cursor-resume: \S+many\.json: JSON with more than 2,000,000 values/],
+      [
+        ['simulate', write(dir, 'many.json', '{}\n'.repeat(3_000_000))],
+        /^cursor-resume: \S+many\.json: JSON with more than 2,000,000 values/,
+      ],
     ];
     for (const [args, expected] of cases) {
       const r = await cli(args, env);
@@ -746,7 +923,19 @@ describe('the trace file', { concurrency: true }, () => {
     assert.equal(lines[2], '');
     const [first, second] = c.traces();
     for (const line of [first!, second!]) {
-      assert.deepEqual(Object.keys(line), ['time', 'anchor', 'decision', 'reason', 'chatId', 'promptBytes', 'fullPromptBytes', 'exit', 'failure', 'retried', 'durationMs']);
+      assert.deepEqual(Object.keys(line), [
+        'time',
+        'anchor',
+        'decision',
+        'reason',
+        'chatId',
+        'promptBytes',
+        'fullPromptBytes',
+        'exit',
+        'failure',
+        'retried',
+        'durationMs',
+      ]);
       assert.ok(!Number.isNaN(Date.parse(line.time as string)));
       assert.match(line.anchor as string, /^[0-9a-f]{32}$/);
       assert.equal(line.exit, 0);
@@ -769,7 +958,10 @@ describe('the trace file', { concurrency: true }, () => {
     assert.equal(r.code, 0, r.stderr);
     const failed = await c.turn('again', { mode: 'auth', args: [...STREAM_ARGS, '--trace', file] });
     assert.equal(failed.code, 1);
-    const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(lines.length, 2);
     assert.deepEqual([lines[1].decision, lines[1].exit, lines[1].failure], ['resume-delta', 1, 'auth']);
     assert.equal(existsSync(c.trace), false);
@@ -785,7 +977,10 @@ describe('presentation', { concurrency: true }, () => {
   test('colour: FORCE_COLOR colours a pipe, NO_COLOR wins, --json and plain pipes never', async () => {
     const env = world();
     const files = threeTurns(tempDir());
-    for (const args of [['config', 'list'], ['simulate', '--resume-on', ...files]]) {
+    for (const args of [
+      ['config', 'list'],
+      ['simulate', '--resume-on', ...files],
+    ]) {
       assert.doesNotMatch((await cli(args, env)).stdout, ANSI, `${args[0]}: not a TTY`);
       assert.match((await cli(args, { ...env, FORCE_COLOR: '1' })).stdout, ANSI, `${args[0]}: FORCE_COLOR=1`);
       const both = await cli(args, { ...env, FORCE_COLOR: '1', NO_COLOR: '1' });
@@ -802,8 +997,25 @@ describe('presentation', { concurrency: true }, () => {
     const env = world();
     const commands = await ourCommands();
     // Taken from the program itself, so a new command is checked too; these at least must be there.
-    for (const name of ['inspect', 'evict', 'config', 'config list', 'config get', 'config set', 'config unset', 'config path', 'simulate', 'helper', 'helper start', 'helper stop', 'helper status']) {
-      assert.ok(commands.some((c) => c.path.join(' ') === name), name);
+    for (const name of [
+      'inspect',
+      'evict',
+      'config',
+      'config list',
+      'config get',
+      'config set',
+      'config unset',
+      'config path',
+      'simulate',
+      'helper',
+      'helper start',
+      'helper stop',
+      'helper status',
+    ]) {
+      assert.ok(
+        commands.some((c) => c.path.join(' ') === name),
+        name,
+      );
     }
     await Promise.all(
       commands.map(async ({ path: command }) => {
@@ -813,7 +1025,11 @@ describe('presentation', { concurrency: true }, () => {
         assert.match(r.stdout, /\nExamples:\n {2}cursor-resume /, command.join(' '));
         // Not a terminal: 80 columns, as commander wraps its own lines; examples stay whole, to be copied.
         const prose = r.stdout.split('\nExamples:\n')[0]!;
-        assert.deepEqual(prose.split('\n').filter((l) => l.length > 80), [], `${command.join(' ')}: lines over 80 columns`);
+        assert.deepEqual(
+          prose.split('\n').filter((l) => l.length > 80),
+          [],
+          `${command.join(' ')}: lines over 80 columns`,
+        );
       }),
     );
     const top = await cli(['--help'], env);
@@ -845,12 +1061,26 @@ describe('the README', () => {
     const commands = await ourCommands();
     // Only the leaves: a parent such as `config` or `helper` runs a subcommand.
     const leaves = commands.filter((c) => c.leaf);
-    assert.deepEqual(named(claim[1]!), leaves.filter((c) => c.json).map((c) => c.path.join(' ')).sort());
-    assert.deepEqual(named(claim[2]!), leaves.filter((c) => !c.json).map((c) => c.path.join(' ')).sort());
+    assert.deepEqual(
+      named(claim[1]!),
+      leaves
+        .filter((c) => c.json)
+        .map((c) => c.path.join(' '))
+        .sort(),
+    );
+    assert.deepEqual(
+      named(claim[2]!),
+      leaves
+        .filter((c) => !c.json)
+        .map((c) => c.path.join(' '))
+        .sort(),
+    );
   });
 
   test('it names every npm script, each `npm run` it names exists, and its first lines stay the two a newcomer needs', () => {
-    const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    const scripts = Object.keys(
+      (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts,
+    );
     const named = new Set([...README.matchAll(/\bnpm (?:run ([\w:-]+)|(test)\b)/g)].map((m) => m[1] ?? m[2]!));
     assert.deepEqual([...named].sort(), [...scripts].sort());
     assert.match(README, /^# cursor-resume\n\n```sh\nnpm ci && npm run demo +# [^\n]+\nnpm test +# [^\n]+\n```\n/);
@@ -860,7 +1090,10 @@ describe('the README', () => {
     const { REASONS } = await import('../../src/resume/reasons.js');
     const section = /^### Reason codes\n([\s\S]*?)\n(?=#)/m.exec(README)?.[1] ?? '';
     const rows = section.split('\n').filter((line) => /^\| `/.test(line));
-    assert.deepEqual(rows.map((row) => /^\| `([^`]+)` \|/.exec(row)?.[1]), Object.keys(REASONS));
+    assert.deepEqual(
+      rows.map((row) => /^\| `([^`]+)` \|/.exec(row)?.[1]),
+      Object.keys(REASONS),
+    );
     // The decision column: only delta resumes; unsafe-delta may resume with the full prompt.
     for (const row of rows) {
       const [, code, decision] = /^\| `([^`]+)` \| ([^|]+) \|/.exec(row)!;
@@ -880,7 +1113,18 @@ describe('the manual page', () => {
     // Bold and italics come as overstrikes (X\bX) or SGR sequences, depending on grotty's defaults.
     // eslint-disable-next-line no-control-regex
     const text = groff.stdout.replace(/.\u0008/g, '').replace(/\u001b\[[0-9;]*m/g, '');
-    for (const section of ['NAME', 'SYNOPSIS', 'DESCRIPTION', 'COMMANDS', 'OPTIONS', 'ENVIRONMENT', 'FILES', 'EXIT STATUS', 'EXAMPLES', 'SEE ALSO']) {
+    for (const section of [
+      'NAME',
+      'SYNOPSIS',
+      'DESCRIPTION',
+      'COMMANDS',
+      'OPTIONS',
+      'ENVIRONMENT',
+      'FILES',
+      'EXIT STATUS',
+      'EXAMPLES',
+      'SEE ALSO',
+    ]) {
       assert.match(text, new RegExp(`^${section}$`, 'm'), section);
     }
   });
@@ -893,18 +1137,43 @@ describe('the manual page', () => {
     const plain = text.replace(/\\-/g, '-');
     const { SETTINGS } = await import('../../src/config.js');
     const { REASONS } = await import('../../src/resume/reasons.js');
-    for (const name of ['inspect', 'helper', 'evict', 'config', 'simulate', '--dry-run', '--verbose', '--trace', '--transcript', '--expect', '--resume-on', '--gap', '--all', '--json']) {
+    for (const name of [
+      'inspect',
+      'helper',
+      'evict',
+      'config',
+      'simulate',
+      '--dry-run',
+      '--verbose',
+      '--trace',
+      '--transcript',
+      '--expect',
+      '--resume-on',
+      '--gap',
+      '--all',
+      '--json',
+    ]) {
       assert.ok(plain.includes(name), name);
     }
     const variables = [
       ...Object.values(SETTINGS).flatMap((s) => (s.env ? [s.env] : [])),
-      'CURSOR_ACP_SESSION_RESUME', 'CURSOR_RESUME_TTL_MS', 'CURSOR_RESUME_MAX_ENTRIES', 'CURSOR_RESUME_IDLE_MS', 'CURSOR_CONFIG_DIR', 'NO_COLOR', 'FORCE_COLOR',
+      'CURSOR_ACP_SESSION_RESUME',
+      'CURSOR_RESUME_TTL_MS',
+      'CURSOR_RESUME_MAX_ENTRIES',
+      'CURSOR_RESUME_IDLE_MS',
+      'CURSOR_CONFIG_DIR',
+      'NO_COLOR',
+      'FORCE_COLOR',
     ];
     for (const name of variables) assert.ok(plain.includes(`.B ${name}\n`), `ENVIRONMENT names ${name}`);
     for (const name of Object.keys(SETTINGS)) assert.ok(plain.includes(name), `FILES names the setting ${name}`);
     // The list under "Decisions and reason codes" names exactly the codes, in their order.
-    const reasons = /^\.SS Decisions and reason codes\n([\s\S]*?)^\.SH /m.exec(plain)?.[1]?.split('Each comes with a reason code:')[1] ?? '';
-    assert.deepEqual([...reasons.matchAll(/^\.T[PQ].*\n\.B (\S+)$/gm)].map((m) => m[1]), Object.keys(REASONS));
+    const reasons =
+      /^\.SS Decisions and reason codes\n([\s\S]*?)^\.SH /m.exec(plain)?.[1]?.split('Each comes with a reason code:')[1] ?? '';
+    assert.deepEqual(
+      [...reasons.matchAll(/^\.T[PQ].*\n\.B (\S+)$/gm)].map((m) => m[1]),
+      Object.keys(REASONS),
+    );
     for (const code of ['126', '127', '141', '128+', '.B 2\n', '.B 3\n']) assert.ok(plain.includes(code), `exit status ${code}`);
   });
 });

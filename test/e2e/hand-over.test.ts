@@ -63,7 +63,10 @@ describe('hand-over before the CLI loads', () => {
   test('an agent that is not there: exit 127 and one line; one that cannot run: 126', async () => {
     const missing = await runCli(['--version'], { env: sandboxEnv({ CURSOR_RESUME_AGENT: '/no/such/agent' }) });
     assert.equal(missing.code, 127);
-    assert.equal(missing.stderr, 'cursor-resume: cursor-agent not found: "/no/such/agent". Install it, or set CURSOR_RESUME_AGENT (or `cursor-resume config set agent PATH`) to its path.\n');
+    assert.equal(
+      missing.stderr,
+      'cursor-resume: cursor-agent not found: "/no/such/agent". Install it, or set CURSOR_RESUME_AGENT (or `cursor-resume config set agent PATH`) to its path.\n',
+    );
     const plain = join(tempDir(), 'not-executable');
     writeFileSync(plain, 'echo hi\n');
     const denied = await runCli(['status'], { env: sandboxEnv({ CURSOR_RESUME_AGENT: plain }) });
@@ -72,7 +75,10 @@ describe('hand-over before the CLI loads', () => {
   });
 
   test('SIGTERM reaches the agent, and its own exit status is kept', async () => {
-    const agent = scriptAgent('trap-agent.sh', '#!/bin/sh\ntrap \'echo "got TERM" >&2; exit 9\' TERM\necho ready\nwhile :; do sleep 0.05; done\n');
+    const agent = scriptAgent(
+      'trap-agent.sh',
+      '#!/bin/sh\ntrap \'echo "got TERM" >&2; exit 9\' TERM\necho ready\nwhile :; do sleep 0.05; done\n',
+    );
     const run = spawnCli(['status'], sandboxEnv({ CURSOR_RESUME_AGENT: agent }));
     groups.push(run.pid!);
     await waitFor('the agent to start', () => run.output.stdout === 'ready\n');
@@ -105,9 +111,15 @@ describe('a slip of one of our commands or flags', () => {
   ] as const) {
     test(`${args.join(' ')}: exit 2, one line naming ${meant}, nothing run`, async () => {
       const log = join(tempDir(), 'agent.jsonl');
-      const r = await runCli([...args], { env: sandboxEnv({ CURSOR_STAND_IN_LOG: log }), input: '{"messages":[{"role":"user","content":"hi"}]}' });
+      const r = await runCli([...args], {
+        env: sandboxEnv({ CURSOR_STAND_IN_LOG: log }),
+        input: '{"messages":[{"role":"user","content":"hi"}]}',
+      });
       assert.equal(r.code, 2);
-      assert.equal(r.stderr, `cursor-resume: unknown ${args.find((a) => a !== '--print' && !a.startsWith('--trace='))!.startsWith('-') ? 'option' : 'command'} "${args.find((a) => a !== '--print' && !a.startsWith('--trace='))}": did you mean "${meant}"? Nothing was run (cursor-resume --help lists ours)\n`);
+      assert.equal(
+        r.stderr,
+        `cursor-resume: unknown ${args.find((a) => a !== '--print' && !a.startsWith('--trace='))!.startsWith('-') ? 'option' : 'command'} "${args.find((a) => a !== '--print' && !a.startsWith('--trace='))}": did you mean "${meant}"? Nothing was run (cursor-resume --help lists ours)\n`,
+      );
       assert.equal(r.stdout, '');
       assert.deepEqual(readLog(log), [], 'cursor-agent never ran');
     });
@@ -123,11 +135,15 @@ describe('a slip of one of our commands or flags', () => {
 });
 
 describe('cursor-resume running itself', () => {
-  const line = 'cursor-resume: the cursor-agent it runs is cursor-resume itself (CURSOR_RESUME_AGENT, the agent setting, or a cursor-agent on PATH names it, maybe through a symlink or a script), which would start itself without end; set CURSOR_RESUME_AGENT (or cursor-resume config set agent PATH) to the real cursor-agent\n';
+  const line =
+    'cursor-resume: the cursor-agent it runs is cursor-resume itself (CURSOR_RESUME_AGENT, the agent setting, or a cursor-agent on PATH names it, maybe through a symlink or a script), which would start itself without end; set CURSOR_RESUME_AGENT (or cursor-resume config set agent PATH) to the real cursor-agent\n';
   const transcript = '{"messages":[{"role":"user","content":"hi"}]}';
 
   test('named by CURSOR_RESUME_AGENT: exit 2, one line, for a hand-over and for a turn', async () => {
-    for (const [args, input] of [[['--version'], ''], [['--print'], transcript]] as const) {
+    for (const [args, input] of [
+      [['--version'], ''],
+      [['--print'], transcript],
+    ] as const) {
       const r = await runCli([...args], { env: sandboxEnv({ CURSOR_RESUME_AGENT: BIN, CURSOR_ACP_SESSION_RESUME: '1' }), input });
       assert.deepEqual([r.code, r.stderr, r.stdout], [2, line, ''], args.join(' '));
     }
@@ -143,20 +159,33 @@ describe('cursor-resume running itself', () => {
   });
 
   test('through the config file and a wrapper script that does not exec: stopped within a few levels', async () => {
-    const wrapper = scriptAgent('wrapper.sh', `#!/bin/sh\n"${process.execPath}" "${BIN}" "$@"\nstatus=$?\necho "wrapper level done" >&2\nexit $status\n`);
+    const wrapper = scriptAgent(
+      'wrapper.sh',
+      `#!/bin/sh\n"${process.execPath}" "${BIN}" "$@"\nstatus=$?\necho "wrapper level done" >&2\nexit $status\n`,
+    );
     const env = sandboxEnv();
     delete env.CURSOR_RESUME_AGENT;
     const set = await runCli(['config', 'set', 'agent', wrapper], { env });
     assert.equal(set.code, 0, set.stderr);
     const r = await runCli(['status'], { env });
     assert.equal(r.code, 2);
-    assert.equal(r.stderr.split('\n').filter((l) => l.startsWith('cursor-resume:')).join('\n') + '\n', line, 'said once');
+    assert.equal(
+      r.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('cursor-resume:'))
+        .join('\n') + '\n',
+      line,
+      'said once',
+    );
     assert.ok(r.stderr.split('\n').filter((l) => l === 'wrapper level done').length <= 3, r.stderr);
   });
 
   test('one cursor-resume started from a shell its cursor-agent runs is fine', async () => {
     // cursor-agent running a tool that runs cursor-resume: the inner one is not a self-call.
-    const agent = scriptAgent('tool-agent.sh', `#!/bin/sh\nCURSOR_RESUME_AGENT="${echoAgentPath}" "${process.execPath}" "${BIN}" --version </dev/null\n`);
+    const agent = scriptAgent(
+      'tool-agent.sh',
+      `#!/bin/sh\nCURSOR_RESUME_AGENT="${echoAgentPath}" "${process.execPath}" "${BIN}" --version </dev/null\n`,
+    );
     const r = await runCli(['status'], { env: sandboxEnv({ CURSOR_RESUME_AGENT: agent }) });
     assert.deepEqual([r.code, r.stdout], [7, 'argv:--version\nstdin:\n']);
   });

@@ -77,7 +77,14 @@ describe('streams that cannot be trusted are passed through, and never recorded'
     await nextTurnKnows(c, ['alpha', 'beta'], 'fresh', 'interrupted');
   });
 
-  const badIds = ['session-id=../x', 'session-id= a b', 'session-id=-rf', 'session-id=a$(id)', `session-id=${'a'.repeat(100_000)}`, 'session-id-nonstring'];
+  const badIds = [
+    'session-id=../x',
+    'session-id= a b',
+    'session-id=-rf',
+    'session-id=a$(id)',
+    `session-id=${'a'.repeat(100_000)}`,
+    'session-id-nonstring',
+  ];
   for (const mode of badIds) {
     test(`a first turn whose chat ID is unusable (${mode.slice(0, 40)}): never recorded, never on an argv`, async () => {
       const { c, tee } = teeConversation();
@@ -139,7 +146,10 @@ describe('a text or json caller, whose answer has to be read from the stream', (
       if (format === 'text') assert.equal(translated.stdoutSha256, native.stdoutSha256, 'the same text, byte for byte');
       else {
         assert.equal(translated.stdoutBytes > 20_000_000, true, 'the whole result object');
-        assert.match(translated.stdoutTail, /I remember: alpha\. This prompt was 21 bytes\.","session_id":"[^"]+","request_id":"[^"]+","usage":\{[^}]*\}\}\n$/);
+        assert.match(
+          translated.stdoutTail,
+          /I remember: alpha\. This prompt was 21 bytes\.","session_id":"[^"]+","request_id":"[^"]+","usage":\{[^}]*\}\}\n$/,
+        );
       }
     }
   });
@@ -152,12 +162,20 @@ describe('hundreds of MB of output', () => {
     const peaks: number[] = [];
     for (const [i, size] of [40_000_000, 400_000_000].entries()) {
       c.messages.push({ role: 'user', content: `remember: flood ${i}` });
-      const r = await measuredRun(STREAM_ARGS, { env: { ...c.env, CURSOR_STAND_IN_MODE: `flood=${size}` }, input: c.body(), keepStdout: 0 });
+      const r = await measuredRun(STREAM_ARGS, {
+        env: { ...c.env, CURSOR_STAND_IN_MODE: `flood=${size}` },
+        input: c.body(),
+        keepStdout: 0,
+      });
       assert.equal(r.code, 0, r.stderr);
       assert.ok(r.stdoutBytes > size, `${r.stdoutBytes} bytes passed through`);
       assertPassedThrough({ sha256: r.stdoutSha256, bytes: r.stdoutBytes }, tee, `flood of ${size}`);
       assert.ok(c.lastInvocation().argv.includes('--resume'), 'a flood does not stop the chat from resuming');
-      const result = r.stdoutTail.split('\n').filter((l) => l.startsWith('{"type":"result"')).map((l) => JSON.parse(l) as { result: string }).at(-1)!;
+      const result = r.stdoutTail
+        .split('\n')
+        .filter((l) => l.startsWith('{"type":"result"'))
+        .map((l) => JSON.parse(l) as { result: string })
+        .at(-1)!;
       c.messages.push({ role: 'assistant', content: result.result });
       peaks.push(r.peakMiB);
     }
@@ -171,7 +189,10 @@ describe('hundreds of MB of output', () => {
 describe('the caller closing our stdout early', () => {
   /** Runs one turn and closes its stdout as soon as the first bytes arrive (or at once, for a format that prints at the end). */
   function closeEarly(c: Conversation, args: string[], mode: string, atOnce: boolean): Promise<{ code: number | null; stderr: string }> {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...c.env, CURSOR_STAND_IN_MODE: mode }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...c.env, CURSOR_STAND_IN_MODE: mode },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     if (atOnce) child.stdout.destroy();
     else child.stdout.once('data', () => child.stdout.destroy());
     const { closed } = watch(child);
@@ -187,7 +208,11 @@ describe('the caller closing our stdout early', () => {
     assert.equal(r.code, 141, r.stderr);
     assert.equal(r.stderr, '');
     const stopped = readLog(c.log).filter((e) => e.event === 'signal');
-    assert.deepEqual(stopped.map((e) => e.signal), ['SIGTERM'], 'cursor-agent was stopped, not left flooding');
+    assert.deepEqual(
+      stopped.map((e) => e.signal),
+      ['SIGTERM'],
+      'cursor-agent was stopped, not left flooding',
+    );
     await nextTurnKnows(c, ['alpha', 'beta'], 'fresh', 'interrupted');
   });
 

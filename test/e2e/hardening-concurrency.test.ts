@@ -44,7 +44,11 @@ describe('concurrency', () => {
     for (const [i, c] of conversations.entries()) {
       const runs = c.invocations();
       assert.equal(runs.length, 3);
-      assert.deepEqual(factsOf(c.messages.at(-1)!.content as string), [`c${i} one`, `c${i} two`, `c${i} three`], `conversation ${i} knows its own facts, and only those`);
+      assert.deepEqual(
+        factsOf(c.messages.at(-1)!.content as string),
+        [`c${i} one`, `c${i} two`, `c${i} three`],
+        `conversation ${i} knows its own facts, and only those`,
+      );
       const mine = new Set<string>();
       for (const run of runs) {
         const at = run.argv.indexOf('--resume');
@@ -71,7 +75,9 @@ describe('concurrency', () => {
     c.messages.push({ role: 'user', content: 'remember: beta' });
     const body = c.body();
     // Slow answers, so the four runs overlap for certain.
-    const copies = await Promise.all(Array.from({ length: 4 }, () => runCli(STREAM_ARGS, { input: body, env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=150' } })));
+    const copies = await Promise.all(
+      Array.from({ length: 4 }, () => runCli(STREAM_ARGS, { input: body, env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=150' } })),
+    );
     for (const r of copies) {
       assert.equal(r.code, 0, r.stderr);
       assert.deepEqual(factsOf(resultOf(r.stdout).result), ['alpha', 'beta'], 'every copy answered with the whole conversation known');
@@ -81,11 +87,17 @@ describe('concurrency', () => {
     const driving = runs.filter((r) => r.argv.includes('--resume'));
     // The first lease asked for is granted (nobody holds it, the version is the one looked up): one copy drives, never two.
     assert.equal(driving.length, 1, `${driving.length} runs drove chat ${chatId}`);
-    for (const r of runs.filter((x) => !x.argv.includes('--resume'))) assert.match(r.stdin, /USER: remember: alpha[\s\S]*USER: remember: beta/);
+    for (const r of runs.filter((x) => !x.argv.includes('--resume')))
+      assert.match(r.stdin, /USER: remember: alpha[\s\S]*USER: remember: beta/);
     assert.equal(storedTurns(c.env, c.workspace, chatId), 1 + driving.length, "Cursor's chat holds one turn per run that drove it");
     // The others found the chat leased ('busy'); one that started only after the driver had
     // recorded sees a chat that knows more than its transcript ('diverged'): fresh either way.
-    for (const reason of c.traces().slice(1).map((t) => t.reason).filter((r) => r !== 'delta')) assert.ok(['busy', 'diverged'].includes(reason as string), String(reason));
+    for (const reason of c
+      .traces()
+      .slice(1)
+      .map((t) => t.reason)
+      .filter((r) => r !== 'delta'))
+      assert.ok(['busy', 'diverged'].includes(reason as string), String(reason));
   });
 
   test('eight first turns at once, with no helper running, leave exactly one helper', async () => {

@@ -40,18 +40,25 @@ async function started(extra: NodeJS.ProcessEnv = {}): Promise<Conversation> {
 }
 
 /** The next turn knows every fact: it resumed with only the new message, or went fresh with everything. */
-async function turnKnows(c: Conversation, text: string, facts: string[], expected?: 'resumes' | 'fresh', args?: string[]): Promise<{ stderr: string; resumed: boolean }> {
+async function turnKnows(
+  c: Conversation,
+  text: string,
+  facts: string[],
+  expected?: 'resumes' | 'fresh',
+  args?: string[],
+): Promise<{ stderr: string; resumed: boolean }> {
   const t = await c.turn(text, args ? { args } : {});
   assert.equal(t.code, 0, t.stderr);
   const run = c.lastInvocation();
   const resumed = run.argv.includes('--resume');
   if (expected !== undefined) assert.equal(resumed ? 'resumes' : 'fresh', expected, `${run.argv.join(' ')}\n${t.stderr}`);
   if (resumed) assert.equal(run.stdin, text, 'a resumed chat gets only the new message');
-  else for (const fact of facts.slice(0, -1)) assert.ok(run.stdin.includes(`USER: remember: ${fact}`), 'a fresh chat gets the whole conversation');
+  else
+    for (const fact of facts.slice(0, -1))
+      assert.ok(run.stdin.includes(`USER: remember: ${fact}`), 'a fresh chat gets the whole conversation');
   assert.deepEqual(factsOf(t.reply!), facts, 'the chat knows every fact, and only these');
   return { stderr: t.stderr, resumed };
 }
-
 
 /** A second turn under `mode`, its helper killed (SIGKILL) once cursor-agent's output has begun; the turn run to its end. */
 async function helperKilledMidTurn(mode: string) {
@@ -66,7 +73,7 @@ async function helperKilledMidTurn(mode: string) {
 }
 
 describe('the helper dies or stalls in the middle of a turn', () => {
-  test('killed (SIGKILL) while cursor-agent streams: the turn ends as cursor-agent\'s and is recorded with a new helper, which the next turn resumes', async () => {
+  test("killed (SIGKILL) while cursor-agent streams: the turn ends as cursor-agent's and is recorded with a new helper, which the next turn resumes", async () => {
     const { c, pid, run, end } = await helperKilledMidTurn('slow=150');
     assert.equal(end.code, 0, `the helper's death is not the turn's failure: ${run.output.stderr}`);
     assert.equal(run.output.stderr, '');
@@ -99,7 +106,7 @@ describe('the helper dies or stalls in the middle of a turn', () => {
     assert.notEqual(await onlyHelper(c.env), stalled);
   });
 
-  test('a helper that stops answering at the lease, or at the record: the turn still runs and ends as cursor-agent\'s', async () => {
+  test("a helper that stops answering at the lease, or at the record: the turn still runs and ends as cursor-agent's", async () => {
     // A real turn first, to learn the branch a helper would hand out for this conversation.
     const c = await started();
     const client = await HelperClient.connect(socketOf(c.env));
@@ -116,7 +123,13 @@ describe('the helper dies or stalls in the middle of a turn', () => {
       });
       try {
         const fact = stallAt === 'lease' ? 'beta' : 'gamma';
-        const { stderr } = await turnKnows(c, `remember: ${fact}`, stallAt === 'lease' ? ['alpha', 'beta'] : ['alpha', 'beta', 'gamma'], 'fresh', VERBOSE);
+        const { stderr } = await turnKnows(
+          c,
+          `remember: ${fact}`,
+          stallAt === 'lease' ? ['alpha', 'beta'] : ['alpha', 'beta', 'gamma'],
+          'fresh',
+          VERBOSE,
+        );
         assert.match(stderr, new RegExp(`did not answer|failed on ${stallAt}`), stderr);
         assert.ok(fake.ops.includes(stallAt), `${fake.ops.join(' ')}`);
       } finally {
@@ -127,7 +140,7 @@ describe('the helper dies or stalls in the middle of a turn', () => {
 });
 
 describe('the helper gone in the middle of a request', () => {
-  test('the connection dropped mid-record (a helper killed while it answers): sent once more, then the turn ends as cursor-agent\'s', async () => {
+  test("the connection dropped mid-record (a helper killed while it answers): sent once more, then the turn ends as cursor-agent's", async () => {
     const c = await started();
     await runCli(['helper', 'stop'], { env: c.env });
     const fake = await fakeHelper(socketOf(c.env), (r) => (r.op === 'hello' ? hello() : r.op === 'lookup' ? { branches: [] } : 'close'));
@@ -196,7 +209,10 @@ describe('its socket and runtime dir tampered with', () => {
         const result = await connectHelper({ start, env: c.env, owners: { socket: 4242 } });
         if (result.ok) result.client.close();
         assert.equal(!result.ok && result.code, 'unavailable');
-        assert.match(!result.ok ? result.reason : '', new RegExp(`refusing the helper socket ${socket}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`));
+        assert.match(
+          !result.ok ? result.reason : '',
+          new RegExp(`refusing the helper socket ${socket}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`),
+        );
       }
       assert.equal(foreign.connections(), 0, 'not one connection to it');
       assert.ok(fs.existsSync(socket), 'and it is not ours to delete');
@@ -206,7 +222,7 @@ describe('its socket and runtime dir tampered with', () => {
     }
   });
 
-  test('a directory of ours, open to all, in the socket\'s place: refused with a clear reason, the turn runs fresh', async () => {
+  test("a directory of ours, open to all, in the socket's place: refused with a clear reason, the turn runs fresh", async () => {
     const c = await started();
     await runCli(['helper', 'stop'], { env: c.env });
     fs.mkdirSync(socketOf(c.env), { mode: 0o777 });
@@ -273,16 +289,18 @@ describe('hostile neighbours on the socket', () => {
     const c = await started();
     const pid = await onlyHelper(c.env);
     const junk = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        new Promise<net.Socket>((resolve) => {
-          const s = net.createConnection(socketOf(c.env));
-          s.on('error', () => {});
-          s.on('connect', () => {
-            // Random bytes, some with newlines (bad requests), some without (half lines); then silence.
-            s.write(i % 2 ? randomBytes(65_536) : randomBytes(4096).toString('base64'));
-            resolve(s);
-          });
-        }),
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          new Promise<net.Socket>((resolve) => {
+            const s = net.createConnection(socketOf(c.env));
+            s.on('error', () => {});
+            s.on('connect', () => {
+              // Random bytes, some with newlines (bad requests), some without (half lines); then silence.
+              s.write(i % 2 ? randomBytes(65_536) : randomBytes(4096).toString('base64'));
+              resolve(s);
+            });
+          }),
       ),
     );
     const half = net.createConnection(socketOf(c.env));
@@ -323,7 +341,9 @@ describe('other versions', () => {
     await runCli(['helper', 'stop'], { env: c.env });
 
     // Older, and it will not stop: the run goes on without the cache.
-    const stubborn = await fakeHelper(socket, (r) => (r.op === 'hello' ? hello('9.9.9-other', 7) : r.op === 'shutdown' ? { stopping: true } : undefined));
+    const stubborn = await fakeHelper(socket, (r) =>
+      r.op === 'hello' ? hello('9.9.9-other', 7) : r.op === 'shutdown' ? { stopping: true } : undefined,
+    );
     try {
       const { stderr } = await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'fresh', VERBOSE);
       assert.match(stderr, /did not stop when asked/);

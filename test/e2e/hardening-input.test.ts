@@ -46,7 +46,12 @@ async function pool<T>(jobs: Array<() => Promise<T>>, width = 4): Promise<T[]> {
   return results;
 }
 
-function assertRefused(r: { code: number | null; stdout: string; stderr: string }, env: NodeJS.ProcessEnv, message: RegExp | string, name: string): void {
+function assertRefused(
+  r: { code: number | null; stdout: string; stderr: string },
+  env: NodeJS.ProcessEnv,
+  message: RegExp | string,
+  name: string,
+): void {
   assert.equal(r.code, 2, `${name}: exit 2 (stderr: ${r.stderr.slice(0, 300)})`);
   assert.equal(r.stdout, '', `${name}: nothing on stdout`);
   assert.match(r.stderr, /^cursor-resume: [^\n]+\n$/, `${name}: exactly one line on stderr, no stack trace`);
@@ -60,7 +65,9 @@ function assertRefused(r: { code: number | null; stdout: string; stderr: string 
 }
 
 describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', () => {
-  const files = readdirSync(DIR).filter((f) => f !== 'manifest.json' && f !== 'README.md').sort();
+  const files = readdirSync(DIR)
+    .filter((f) => f !== 'manifest.json' && f !== 'README.md')
+    .sort();
 
   test('the manifest covers every file, and the corpus is at least 30 strong', () => {
     assert.deepEqual(Object.keys(manifest).sort(), files);
@@ -68,7 +75,10 @@ describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', 
     for (const [name, e] of Object.entries(manifest)) {
       assert.ok(e.why, `${name} says what it tries`);
       assert.ok(e.expect === 'accepted' || typeof e.message === 'string', `${name} names the message it expects`);
-      assert.ok(e.expect === 'refused' || typeof e.prompt === 'string' || e.promptStartsWith || e.passedAsIs, `${name} says what cursor-agent gets`);
+      assert.ok(
+        e.expect === 'refused' || typeof e.prompt === 'string' || e.promptStartsWith || e.passedAsIs,
+        `${name} says what cursor-agent gets`,
+      );
     }
   });
 
@@ -104,7 +114,8 @@ describe('the corpus of malformed and hostile transcripts (test/fixtures/bad)', 
       const [run] = invocations;
       if (typeof e.prompt === 'string') assert.equal(run!.stdin, e.prompt, name);
       if (e.promptStartsWith) assert.ok(run!.stdin.startsWith(e.promptStartsWith), name);
-      if (e.passedAsIs) assert.deepEqual(Buffer.from(run!.stdinBase64!, 'base64'), readFileSync(join(DIR, name)), `${name}: the bytes as they came`);
+      if (e.passedAsIs)
+        assert.deepEqual(Buffer.from(run!.stdinBase64!, 'base64'), readFileSync(join(DIR, name)), `${name}: the bytes as they came`);
       if (e.argvIncludes) {
         const at = run!.argv.indexOf(e.argvIncludes[0]);
         assert.deepEqual(run!.argv.slice(at, at + 2), e.argvIncludes, name);
@@ -136,7 +147,11 @@ describe('inputs too large to commit, generated here', () => {
 
   test('a 60 MB model name is refused, with memory proportionate to the input', async () => {
     const env = world();
-    const input = Buffer.concat([Buffer.from('{"model":"'), Buffer.alloc(60 * MiB, 'm'), Buffer.from('","messages":[{"role":"user","content":"hi"}]}')]);
+    const input = Buffer.concat([
+      Buffer.from('{"model":"'),
+      Buffer.alloc(60 * MiB, 'm'),
+      Buffer.from('","messages":[{"role":"user","content":"hi"}]}'),
+    ]);
     const r = await measuredRun(STREAM_ARGS, { env, input });
     assertRefused(r, env, /^model: longer than 4096 characters$/, '60 MB model');
     assert.ok(r.peakMiB < 500, `peak RSS ${r.peakMiB} MiB`);
@@ -177,11 +192,31 @@ describe('inputs too large to commit, generated here', () => {
     const long = (c: string) => c.repeat(1_000_000);
     const user = { role: 'user', content: 'hi' };
     for (const [name, body, message] of [
-      ['a 1 MB role', { messages: [{ role: long('x'), content: 'hi' }] }, /^messages\[0\]\.role: unknown role "x{60}…" \(expected system, user, assistant or tool\)$/],
-      ['a 1 MB part type', { messages: [{ role: 'user', content: [{ type: long('y') }] }] }, /^messages\[0\]\.content\[0\]\.type: unknown part type "y{60}…"/],
-      ['a role that is a 1 MB array', { messages: [{ role: Array(200_000).fill(7), content: 'hi' }] }, /^messages\[0\]\.role: unknown role \[7(,7){29}…/],
-      ['a model that is a flag, with C1 and bidi controls', { messages: [user], model: `-\u009b31m\u202e${long('m').slice(0, 4000)}` }, /^model: "-\\u009b31m\\u202em{54}…" begins with "-"/],
-      ['a relative workspace of 4000 characters', { messages: [user], workspace: long('w').slice(0, 4000) }, /^workspace: "w{60}…" is not an absolute path$/],
+      [
+        'a 1 MB role',
+        { messages: [{ role: long('x'), content: 'hi' }] },
+        /^messages\[0\]\.role: unknown role "x{60}…" \(expected system, user, assistant or tool\)$/,
+      ],
+      [
+        'a 1 MB part type',
+        { messages: [{ role: 'user', content: [{ type: long('y') }] }] },
+        /^messages\[0\]\.content\[0\]\.type: unknown part type "y{60}…"/,
+      ],
+      [
+        'a role that is a 1 MB array',
+        { messages: [{ role: Array(200_000).fill(7), content: 'hi' }] },
+        /^messages\[0\]\.role: unknown role \[7(,7){29}…/,
+      ],
+      [
+        'a model that is a flag, with C1 and bidi controls',
+        { messages: [user], model: `-\u009b31m\u202e${long('m').slice(0, 4000)}` },
+        /^model: "-\\u009b31m\\u202em{54}…" begins with "-"/,
+      ],
+      [
+        'a relative workspace of 4000 characters',
+        { messages: [user], workspace: long('w').slice(0, 4000) },
+        /^workspace: "w{60}…" is not an absolute path$/,
+      ],
     ] as const) {
       const env = world();
       const r = await measuredRun(STREAM_ARGS, { env, input: JSON.stringify(body) });
@@ -192,14 +227,27 @@ describe('inputs too large to commit, generated here', () => {
 
   test('a directory on stdin is named as such, not as empty', () => {
     const env = world();
-    const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: [openSync(tempDir('cr-dir-'), 'r'), 'pipe', 'pipe'], encoding: 'utf8' });
-    assertRefused({ code: r.status, stdout: r.stdout, stderr: r.stderr }, env, /^stdin is a directory, not a transcript: pipe a transcript/, 'a directory');
+    const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], {
+      env,
+      stdio: [openSync(tempDir('cr-dir-'), 'r'), 'pipe', 'pipe'],
+      encoding: 'utf8',
+    });
+    assertRefused(
+      { code: r.status, stdout: r.stdout, stderr: r.stderr },
+      env,
+      /^stdin is a directory, not a transcript: pipe a transcript/,
+      'a directory',
+    );
   });
 
   test('a 30 MB message, and 200 000 messages (too many for the cache to record), run whole in bounded memory', async () => {
     const big = world();
     const content = 'é'.repeat(15 * MiB);
-    const bigRun = await measuredRun(STREAM_ARGS, { env: big, input: JSON.stringify({ messages: [{ role: 'user', content }] }), keepStdout: 0 });
+    const bigRun = await measuredRun(STREAM_ARGS, {
+      env: big,
+      input: JSON.stringify({ messages: [{ role: 'user', content }] }),
+      keepStdout: 0,
+    });
     assert.equal(bigRun.code, 0, bigRun.stderr);
     const [one] = readLog(big.CURSOR_STAND_IN_LOG!) as unknown as Array<{ promptBytes: number }>;
     assert.equal(one!.promptBytes, Buffer.byteLength(`USER: ${content}`), 'the whole message reached cursor-agent');

@@ -78,7 +78,10 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
   test('holding the lease, before cursor-agent starts: the chat is not taken as known, the next turn is fresh with everything', async () => {
     // cursor-agent takes a moment to start: long enough to be killed in between.
     const marker = join(tempDir('cr-slowstart-'), 'spawned');
-    const agent = scriptAgent('slow-start-agent.sh', `#!/bin/bash\necho $$ > "${marker}.tmp" && mv "${marker}.tmp" "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`);
+    const agent = scriptAgent(
+      'slow-start-agent.sh',
+      `#!/bin/bash\necho $$ > "${marker}.tmp" && mv "${marker}.tmp" "${marker}"\nsleep 0.5\nexec "${STAND_IN}" "$@"\n`,
+    );
     const c = conversation(world({ CURSOR_RESUME_AGENT: agent }));
     await c.turn('remember: alpha');
     rmSync(marker);

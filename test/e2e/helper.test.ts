@@ -123,7 +123,8 @@ test('start, status (human and JSON), stop', async (t) => {
 
   const status = await helperCli(['status'], w.env);
   assert.equal(status.code, 0, status.stderr);
-  for (const label of ['pid', 'version', 'uptime', 'socket', 'entries', 'memory']) assert.match(status.stdout, new RegExp(`^${label} +\\S`, 'm'));
+  for (const label of ['pid', 'version', 'uptime', 'socket', 'entries', 'memory'])
+    assert.match(status.stdout, new RegExp(`^${label} +\\S`, 'm'));
   assert.ok(!status.stdout.includes('\u001b['), 'no colour when stdout is not a terminal');
   assert.ok(status.stdout.includes(w.socket));
 
@@ -136,7 +137,14 @@ test('start, status (human and JSON), stop', async (t) => {
   assert.equal(json.entries, 0);
   assert.equal(typeof json.uptimeMs, 'number');
   assert.ok(json.memory.rss > 0 && json.memory.heapUsed > 0);
-  assert.deepEqual(json.limits, { ttlMs: 3_600_000, maxEntries: 64, idleMs: 300_000, connectionIdleMs: 30_000, maxRequestBytes: MAX_REQUEST_BYTES, maxConnections: 256 });
+  assert.deepEqual(json.limits, {
+    ttlMs: 3_600_000,
+    maxEntries: 64,
+    idleMs: 300_000,
+    connectionIdleMs: 30_000,
+    maxRequestBytes: MAX_REQUEST_BYTES,
+    maxConnections: 256,
+  });
 
   assert.equal((fs.statSync(w.dir).mode & 0o777).toString(8), '700');
   assert.equal((fs.statSync(w.socket).mode & 0o777).toString(8), '600');
@@ -174,7 +182,10 @@ test('entries survive across separate client processes', async (t) => {
   const later = read as { pid: number; started: boolean; branches: { chatId: string; version: number; bytesSaved: number }[] };
   assert.equal(later.pid, pid);
   assert.equal(later.started, false);
-  assert.deepEqual(later.branches.map((b) => [b.chatId, b.version, b.bytesSaved]), [['chat-1', version, 42]]);
+  assert.deepEqual(
+    later.branches.map((b) => [b.chatId, b.version, b.bytesSaved]),
+    [['chat-1', version, 42]],
+  );
 });
 
 test('six simultaneous starts leave exactly one helper', async (t) => {
@@ -281,7 +292,10 @@ test('a symlinked, foreign-owned or non-directory runtime dir is refused with a 
   fs.mkdirSync(w.dir, { mode: 0o700 });
   const launched = await connectHelper({ start: true, env: w.env, serverScript: SERVER, owners: { dir: 4242 } });
   assert.equal(!launched.ok && launched.code, 'bad-runtime-dir');
-  assert.match(!launched.ok ? launched.reason : '', new RegExp(`refusing the helper runtime dir ${w.dir}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`));
+  assert.match(
+    !launched.ok ? launched.reason : '',
+    new RegExp(`refusing the helper runtime dir ${w.dir}: it is owned by uid ${process.getuid!()}, not by you \\(uid 4242\\)`),
+  );
   assert.deepEqual(fs.readdirSync(w.dir), [], 'nothing was created in it');
   const looked = await connectHelper({ start: false, env: w.env, serverScript: SERVER, owners: { dir: 4242 } });
   assert.equal(!looked.ok && looked.code, 'bad-runtime-dir');
@@ -505,7 +519,11 @@ test('TTL and LRU limits from the environment, clamped to the seed limits', asyn
   const client = await connected(w);
   assert.deepEqual([client.server!.limits.ttlMs, client.server!.limits.maxEntries], [300, 2]);
   for (const chatId of ['one', 'two', 'three']) assert.ok((await client.record(record({ chatId }))).recorded);
-  assert.deepEqual((await client.list()).map((b) => b.chatId), ['three', 'two'], 'the least recently used went first');
+  assert.deepEqual(
+    (await client.list()).map((b) => b.chatId),
+    ['three', 'two'],
+    'the least recently used went first',
+  );
   const listed = (await client.list())[0]!;
   assert.equal(listed.knownCount, 2);
   assert.deepEqual(['known' in listed, 'prefix' in listed], [false, false], 'list carries neither digests nor prefix hashes');
@@ -560,7 +578,8 @@ test('the lease: refused to a second run while the first holds it; the holder va
 
 // ---- protocol 3: counts and prefix hashes on the wire, digests only as they are added ------------
 
-const digestsOf = (n: number, seed: string): string[] => Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}/${i}`).digest('hex').slice(0, 32));
+const digestsOf = (n: number, seed: string): string[] =>
+  Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}/${i}`).digest('hex').slice(0, 32));
 const turnOf = (digests: string[], base: { version: number; count: number } | null, chatId = 'chat-1') => ({
   anchor: A,
   chatId,
@@ -604,7 +623,9 @@ test('a record whose base no longer matches is refused, and a lookup against a b
   assert.ok((await two.recordTurn(turnOf(grown, { version: theirs!.version, count: theirs!.knownCount }))).recorded);
   const late = await one.recordTurn(turnOf([...known, ...digestsOf(2, 'one')], { version: seen!.version, count: seen!.knownCount }));
   assert.equal(!late.recorded && late.reason, 'conflict', 'the version it read is gone');
-  const wrongBase = await one.record(record({ base: { version: (await one.lookup(A, grown))[0]!.version, count: 12, prefix: 'a'.repeat(32) }, added: 'c'.repeat(32) }));
+  const wrongBase = await one.record(
+    record({ base: { version: (await one.lookup(A, grown))[0]!.version, count: 12, prefix: 'a'.repeat(32) }, added: 'c'.repeat(32) }),
+  );
   assert.equal(!wrongBase.recorded && wrongBase.reason, 'conflict', 'the right version with another count or prefix hash');
   const [now] = await one.lookup(A, [...grown, ...digestsOf(1, 'three')]);
   assert.deepEqual([now!.knownCount, now!.matched], [14, 14], 'the grown branch, proven against the transcript that has its turn');
@@ -632,19 +653,30 @@ test('a 100,000-message history: recorded in append lines, resumed with a delta,
   assert.equal(!surprise.recorded && surprise.reason, 'staged');
   const missing = await client.record(record({ chatId: 'other', staged: 5 }));
   assert.equal(!missing.recorded && missing.reason, 'staged');
-  assert.deepEqual((await client.list()).map((b) => b.chatId), ['chat-1']);
+  assert.deepEqual(
+    (await client.list()).map((b) => b.chatId),
+    ['chat-1'],
+  );
   client.close();
 });
 
 test('evict by anchor prefix, by branch and all; a malformed evict is refused', async (t) => {
   const w = world(t);
   const client = await connected(w);
-  for (const [anchor, chatId] of [[A, 'one'], [A, 'two'], [B, 'three'], [`ab${'0'.repeat(30)}`, 'four']] as const) {
+  for (const [anchor, chatId] of [
+    [A, 'one'],
+    [A, 'two'],
+    [B, 'three'],
+    [`ab${'0'.repeat(30)}`, 'four'],
+  ] as const) {
     assert.ok((await client.record(record({ anchor, chatId }))).recorded);
   }
   assert.equal(await client.evict({ anchor: A, chatId: 'two' }), 1);
   assert.equal(await client.evict({ anchorPrefix: 'a' }), 2);
-  assert.deepEqual((await client.list()).map((b) => b.chatId), ['three']);
+  assert.deepEqual(
+    (await client.list()).map((b) => b.chatId),
+    ['three'],
+  );
   assert.equal(await client.evict({ all: true }), 1);
   const probe = await connected(w, false);
   await assert.rejects(probe.request('evict', { all: true, anchorPrefix: 'a' }), { code: 'bad-request' });
@@ -748,8 +780,13 @@ test('a started helper that exits at once with nothing answering fails the start
   assert.match(!result.ok ? result.reason : '', /found another helper answering, yet none answers now/);
 });
 
-test('the helper runs detached (its own session, stdio on /dev/null) and keeps none of the caller\'s environment', async (t) => {
-  const w = world(t, { CURSOR_API_KEY: 'sk-SECRET-123', OPENAI_API_KEY: 'sk-other', CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '60000' });
+test("the helper runs detached (its own session, stdio on /dev/null) and keeps none of the caller's environment", async (t) => {
+  const w = world(t, {
+    CURSOR_API_KEY: 'sk-SECRET-123',
+    OPENAI_API_KEY: 'sk-other',
+    CURSOR_ACP_SESSION_RESUME: '1',
+    CURSOR_RESUME_IDLE_MS: '60000',
+  });
   const c = new Conversation(w.env);
   assert.equal((await c.turn('remember: alpha')).code, 0);
   const [pid] = helperPids(w.dir);
@@ -760,10 +797,11 @@ test('the helper runs detached (its own session, stdio on /dev/null) and keeps n
   for (const fd of [0, 1, 2]) assert.equal(fs.readlinkSync(`/proc/${pid}/fd/${fd}`), '/dev/null', `fd ${fd}`);
   const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
   assert.ok(!environ.join('\n').includes('sk-'), 'no credential in its environment');
-  assert.deepEqual(
-    environ.map((e) => e.slice(0, e.indexOf('='))).sort(),
-    ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_RUNTIME_DIR', 'MALLOC_MMAP_THRESHOLD_'],
-  );
+  assert.deepEqual(environ.map((e) => e.slice(0, e.indexOf('='))).sort(), [
+    'CURSOR_RESUME_IDLE_MS',
+    'CURSOR_RESUME_RUNTIME_DIR',
+    'MALLOC_MMAP_THRESHOLD_',
+  ]);
 });
 
 // ---- what a run, a dry run and inspect do to the helper ----------------------------------------
@@ -799,7 +837,11 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
   for (const how of ['--dry-run', 'inspect'] as const) {
     const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_MAX_ENTRIES: '2' });
     const [a, b, c] = [new Conversation(w.env), new Conversation(w.env), new Conversation(w.env)];
-    for (const [conv, fact] of [[a, 'alpha'], [b, 'beta']] as const) assert.equal((await conv.turn(`remember: ${fact}`)).code, 0);
+    for (const [conv, fact] of [
+      [a, 'alpha'],
+      [b, 'beta'],
+    ] as const)
+      assert.equal((await conv.turn(`remember: ${fact}`)).code, 0);
     a.messages.push({ role: 'user', content: 'remember: gamma' });
     if (how === '--dry-run') {
       assert.equal(JSON.parse((await sendWith(a, ['--dry-run', ...STREAM_ARGS])).stdout).decision, 'resume-delta');
@@ -812,7 +854,11 @@ test('a dry run and inspect --transcript change nothing: no use counted, the lea
     }
     assert.equal((await c.turn('remember: delta')).code, 0);
     const kept = await entries(w.env);
-    assert.deepEqual(kept.map((e) => e.workspace).sort(), [b.workspace, c.workspace].sort(), `${how}: A, used least recently, was evicted, not B`);
+    assert.deepEqual(
+      kept.map((e) => e.workspace).sort(),
+      [b.workspace, c.workspace].sort(),
+      `${how}: A, used least recently, was evicted, not B`,
+    );
   }
 });
 
@@ -868,17 +914,25 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
   assert.equal((await a.turn('remember: alpha')).code, 0);
   assert.equal((await b.turn('remember: beta')).code, 0);
-  const limits = async () => (JSON.parse((await runCli(['inspect', '--json'], { env: w.env })).stdout) as { limits: object; entries: unknown[] });
+  const limits = async () =>
+    JSON.parse((await runCli(['inspect', '--json'], { env: w.env })).stdout) as { limits: object; entries: unknown[] };
   const seed = { ttlMs: 3_600_000, maxEntries: 64 };
   assert.deepEqual((await limits()).limits, seed);
 
-  for (const [name, value] of [['ttlMinutes', '1'], ['maxEntries', '1']]) {
+  for (const [name, value] of [
+    ['ttlMinutes', '1'],
+    ['maxEntries', '1'],
+  ]) {
     const set = await runCli(['config', 'set', name!, value!], { env: w.env });
     assert.equal(set.code, 0, set.stderr);
   }
   // Looking changes nothing: inspect, helper status and a dry run leave the limits and the entries alone.
   b.messages.push({ role: 'user', content: 'remember: gamma' });
-  await waitFor('both chats to be older than 10 ms', async () => (await entries(w.env)).every((e) => (e.ageMs as number) > 10), DEADLINE_MS);
+  await waitFor(
+    'both chats to be older than 10 ms',
+    async () => (await entries(w.env)).every((e) => (e.ageMs as number) > 10),
+    DEADLINE_MS,
+  );
   const short = { ...b.env, CURSOR_RESUME_TTL_MS: '10' };
   const dry = JSON.parse((await sendWith(b, ['--dry-run', ...STREAM_ARGS], short)).stdout);
   assert.deepEqual([dry.decision, dry.reason], ['fresh', 'expired'], 'a dry run plans as the next run will, under the lower lifetime');

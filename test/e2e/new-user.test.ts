@@ -20,14 +20,30 @@ function writeConfig(env: NodeJS.ProcessEnv, text: string): string {
 }
 
 describe('the package', () => {
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as [{ files: { path: string }[] }];
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as [
+    { files: { path: string }[] },
+  ];
   const files = packed[0].files.map((f) => f.path);
 
   test('ships the launcher, the bundles and the manual; no stand-in, no source maps, no sources', () => {
-    for (const needed of ['bin/cursor-resume.js', 'bin/package.json', 'dist/boot.cjs', 'dist/cli.cjs', 'dist/cli.cjs.cache', 'dist/program.js', 'dist/helper/helper-server.js', 'man/cursor-resume.1', 'README.md', 'package.json']) {
+    for (const needed of [
+      'bin/cursor-resume.js',
+      'bin/package.json',
+      'dist/boot.cjs',
+      'dist/cli.cjs',
+      'dist/cli.cjs.cache',
+      'dist/program.js',
+      'dist/helper/helper-server.js',
+      'man/cursor-resume.1',
+      'README.md',
+      'package.json',
+    ]) {
       assert.ok(files.includes(needed), needed);
     }
-    assert.deepEqual(files.filter((f) => f.startsWith('dist/stand-in') || f.endsWith('.map') || f.startsWith('src/') || f.startsWith('test/')), []);
+    assert.deepEqual(
+      files.filter((f) => f.startsWith('dist/stand-in') || f.endsWith('.map') || f.startsWith('src/') || f.startsWith('test/')),
+      [],
+    );
   });
 
   test('no runtime dependencies: every file shipped loads only Node builtins and files beside it', () => {
@@ -50,7 +66,10 @@ describe('the package', () => {
     for (const f of ['cursor-resume.js', 'package.json']) writeFileSync(join(copy, 'bin', f), readFileSync(join(ROOT, 'bin', f)));
     const r = spawnSync(process.execPath, [join(copy, 'bin', 'cursor-resume.js'), '--version'], { encoding: 'utf8' });
     assert.equal(r.status, 1);
-    assert.equal(r.stderr, `cursor-resume: this copy is not built (no ${copy}/dist/boot.cjs); run npm install in ${copy}, or install a packed copy (README, Installing)\n`);
+    assert.equal(
+      r.stderr,
+      `cursor-resume: this copy is not built (no ${copy}/dist/boot.cjs); run npm install in ${copy}, or install a packed copy (README, Installing)\n`,
+    );
   });
 });
 
@@ -69,7 +88,12 @@ describe('config set agent is checked when set', () => {
       const env = sandboxEnv();
       const r = await runCli(['config', 'set', 'agent', value!], { env });
       assert.equal(r.code, 2);
-      assert.match(r.stderr, new RegExp(`^cursor-resume: agent \\(config set\\): ${says!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}; give the path of the cursor-agent executable, or its name on PATH[^\\n]*\\n$`));
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `^cursor-resume: agent \\(config set\\): ${says!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}; give the path of the cursor-agent executable, or its name on PATH[^\\n]*\\n$`,
+        ),
+      );
       assert.equal(existsSync(configOf(env)), false);
     });
   }
@@ -90,7 +114,10 @@ describe('a config file with a JSON syntax error', () => {
     const c = new Conversation(env);
     const r = await c.turn('remember: alpha');
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stderr, `cursor-resume: ignoring the config file ${file}, which is not valid JSON: invalid symbol at line 3, column 14: running on the defaults; fix with cursor-resume config set NAME VALUE (the broken file is kept beside it), or edit it\n`);
+    assert.equal(
+      r.stderr,
+      `cursor-resume: ignoring the config file ${file}, which is not valid JSON: invalid symbol at line 3, column 14: running on the defaults; fix with cursor-resume config set NAME VALUE (the broken file is kept beside it), or edit it\n`,
+    );
     assert.equal(c.invocations().length, 1);
     // A hand-over too.
     const status = await runCli(['status'], { env });
@@ -103,13 +130,21 @@ describe('a config file with a JSON syntax error', () => {
     const file = writeConfig(env, broken);
     const list = await runCli(['config', 'list'], { env });
     assert.equal(list.code, 2);
-    assert.match(list.stderr, /^cursor-resume: the config file \S+ is not valid JSON: colon expected at line 3, column 13; fix with cursor-resume config set NAME VALUE or config unset NAME \(the broken file is kept beside it\), or edit it\n$/);
+    assert.match(
+      list.stderr,
+      /^cursor-resume: the config file \S+ is not valid JSON: colon expected at line 3, column 13; fix with cursor-resume config set NAME VALUE or config unset NAME \(the broken file is kept beside it\), or edit it\n$/,
+    );
     const set = await runCli(['config', 'set', 'verbose', 'true'], { env });
     assert.equal(set.code, 0, set.stderr);
     const kept = readdirSync(join(file, '..')).filter((f) => f.startsWith('config.json.broken-'));
     assert.equal(kept.length, 1);
     assert.equal(readFileSync(join(file, '..', kept[0]!), 'utf8'), broken, 'nothing lost');
-    assert.match(set.stderr, new RegExp(`^cursor-resume: note: the config file ${file.replace(/[.]/g, '\\.')} is not valid JSON: [^\\n]*: it was kept as \\S+${kept[0]!.replace(/[.]/g, '\\.')}, and a new one started\\n$`));
+    assert.match(
+      set.stderr,
+      new RegExp(
+        `^cursor-resume: note: the config file ${file.replace(/[.]/g, '\\.')} is not valid JSON: [^\\n]*: it was kept as \\S+${kept[0]!.replace(/[.]/g, '\\.')}, and a new one started\\n$`,
+      ),
+    );
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { verbose: true });
     assert.equal((await runCli(['config', 'list'], { env })).code, 0);
   });
@@ -119,10 +154,14 @@ describe('a workspace that does not exist, or is a file', () => {
   const file = join(tempDir(), 'a-file');
   writeFileSync(file, '');
   const transcript = (workspace: string) => JSON.stringify({ model: 'gpt-5', workspace, messages: [{ role: 'user', content: 'hi' }] });
-  for (const [workspace, problem] of [['/no/such/workspace', 'does not exist'], [file, 'is not a directory']]) {
+  for (const [workspace, problem] of [
+    ['/no/such/workspace', 'does not exist'],
+    [file, 'is not a directory'],
+  ]) {
     test(`${problem}: refused up front by a run, --dry-run and inspect --transcript`, async () => {
       const env = sandboxEnv({ CURSOR_RESUME_ENABLED: '1', CURSOR_STAND_IN_LOG: join(tempDir(), 'agent.jsonl') });
-      const line = (from: string) => `cursor-resume: the workspace ${workspace} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one\n`;
+      const line = (from: string) =>
+        `cursor-resume: the workspace ${workspace} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one\n`;
       for (const args of [['--print'], ['--dry-run']]) {
         const r = await runCli(args, { env, input: transcript(workspace!) });
         assert.deepEqual([r.code, r.stderr, r.stdout], [2, line('from the transcript'), ''], args.join(' '));
@@ -153,7 +192,10 @@ describe('the stand-in', () => {
     assert.equal(own.length, 1);
     assert.equal(readdirSync(join(tmp, own[0]!, 'chats')).length, 1);
     const chosen = tempDir('cr-cursor-');
-    assert.equal(spawnSync(STAND_IN, ['--print', '--workspace', workspace], { env: { ...env, CURSOR_CONFIG_DIR: chosen }, input: 'hello' }).status, 0);
+    assert.equal(
+      spawnSync(STAND_IN, ['--print', '--workspace', workspace], { env: { ...env, CURSOR_CONFIG_DIR: chosen }, input: 'hello' }).status,
+      0,
+    );
     assert.equal(readdirSync(join(chosen, 'chats')).length, 1);
   });
 });

@@ -39,7 +39,12 @@ describe('the captured prompts', () => {
     const call = request.messages[7] as Extract<Message, { role: 'assistant' }>;
     assert.equal(call.content, '');
     assert.deepEqual(call.toolCalls, [{ id: 'call_72f615510e0b', name: 'read', arguments: `{"path":"${WORKSPACE_MARK}/notes.txt"}` }]);
-    assert.deepEqual(request.messages[8], { role: 'tool', toolCallId: 'call_72f615510e0b', name: 'read', content: 'The codeword is CHARLIE.\n' });
+    assert.deepEqual(request.messages[8], {
+      role: 'tool',
+      toolCallId: 'call_72f615510e0b',
+      name: 'read',
+      content: 'The codeword is CHARLIE.\n',
+    });
     const title = captured('turn1-off-title.txt');
     assert.equal(title.tools.length, 0);
     assert.deepEqual(title.messages.slice(1), [
@@ -65,7 +70,14 @@ describe('the captured prompts', () => {
 
 describe('the captured prompts replayed against the stand-in agent', () => {
   const replay = (env: NodeJS.ProcessEnv, workspace: string, name: string, resume?: string): Promise<AgentRun> =>
-    runAgent(STAND_IN, env, { kind: 'chat', turn: 0, argv: pluginArgv(workspace, 'auto', resume), prompt: capture(name, workspace), fullPromptBytes: null, pluginDeltaBytes: null }).then((o) => o.run);
+    runAgent(STAND_IN, env, {
+      kind: 'chat',
+      turn: 0,
+      argv: pluginArgv(workspace, 'auto', resume),
+      prompt: capture(name, workspace),
+      fullPromptBytes: null,
+      pluginDeltaBytes: null,
+    }).then((o) => o.run);
 
   test("the plugin's resume off: every prompt a fresh chat; the READ_NOTES prompt ends in a read call and SIGTERM", async () => {
     const workspace = tempDir('cr-replay-');
@@ -93,7 +105,10 @@ describe('the captured prompts replayed against the stand-in agent', () => {
     assert.deepEqual([call.killedAfterToolCall, call.signal, call.sessionId], [true, 'SIGTERM', chatId]);
     for (const name of ['turn3-on-toolresult.txt', 'turn4-on-chat.txt']) replies.push(resultOf(await replay(env, workspace, name, chatId)));
     // As the captured agent counted: the killed turn is in the chat (turn 3), so the tool result is turn 4.
-    assert.deepEqual(replies.map((r) => r.slice(0, 20)), ['Turn 1 of this chat.', 'Turn 2 of this chat.', 'Turn 4 of this chat.', 'Turn 5 of this chat.']);
+    assert.deepEqual(
+      replies.map((r) => r.slice(0, 20)),
+      ['Turn 1 of this chat.', 'Turn 2 of this chat.', 'Turn 4 of this chat.', 'Turn 5 of this chat.'],
+    );
   });
 });
 
@@ -114,7 +129,12 @@ function world(notes: string, extraEnv: NodeJS.ProcessEnv = {}): World {
 
 // The notes give a fact and lead to a second call: two tool calls in a row in one user turn.
 const NOTES = 'Notes of the project.\nremember: codeword CHARLIE\nRUN_SHELL: make check\n';
-const SCRIPT = ['remember: codeword ALPHA', 'READ_NOTES: please read notes.txt and tell me its codeword.', 'remember: codeword BRAVO', 'Which codewords do you know?'];
+const SCRIPT = [
+  'remember: codeword ALPHA',
+  'READ_NOTES: please read notes.txt and tell me its codeword.',
+  'remember: codeword BRAVO',
+  'Which codewords do you know?',
+];
 const ALL_FACTS = 'I remember: codeword ALPHA; codeword CHARLIE; codeword BRAVO.';
 
 const resultOf = (run: AgentRun): string => {
@@ -123,7 +143,10 @@ const resultOf = (run: AgentRun): string => {
 };
 
 function agentLog(w: World): Array<Record<string, unknown>> {
-  return readFileSync(w.log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return readFileSync(w.log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 function assertAllOk(results: ReadonlyArray<{ code: number | null; stderr: string }>): void {
@@ -137,7 +160,10 @@ describe('the caller against the stand-in agent', () => {
     // Given bare, as to `opencode run`: the caller wraps them in double quotes.
     assertAllOk(await runCallerPerTurn(w, messages));
     const runs = readRuns(w.record);
-    assert.deepEqual(runs.map((r) => `${r.turn}:${r.kind}`), ['1:version', '1:title', '1:chat', '2:version', '2:chat', '3:version', '3:chat', '3:chat', '4:version', '4:chat']);
+    assert.deepEqual(
+      runs.map((r) => `${r.turn}:${r.kind}`),
+      ['1:version', '1:title', '1:chat', '2:version', '2:chat', '3:version', '3:chat', '3:chat', '4:version', '4:chat'],
+    );
     for (const r of runs.filter((x) => x.kind === 'version')) {
       assert.deepEqual(r.argv, ['--version']);
       assert.equal(r.stdinBytes, 0);
@@ -145,7 +171,17 @@ describe('the caller against the stand-in agent', () => {
     const [title, chat1, chat2] = runs.filter((r) => r.kind !== 'version');
     assert.equal(stdinOf(title!), capture('turn1-off-title.txt', w.workspace));
     assert.equal(stdinOf(chat1!), capture('turn1-off-chat.txt', w.workspace));
-    assert.deepEqual(chat1!.argv, ['--print', '--output-format', 'stream-json', '--stream-partial-output', '--workspace', w.workspace, '--model', 'auto', '--force']);
+    assert.deepEqual(chat1!.argv, [
+      '--print',
+      '--output-format',
+      'stream-json',
+      '--stream-partial-output',
+      '--workspace',
+      w.workspace,
+      '--model',
+      'auto',
+      '--force',
+    ]);
     // Turn 2 is the captured prompt with this agent's reply in place of the captured one.
     const turn2 = parseFull(capture('turn2-off-chat.txt', w.workspace));
     (turn2.messages[2] as { content: string }).content = resultOf(chat1!);
@@ -159,7 +195,10 @@ describe('the caller against the stand-in agent', () => {
     assert.deepEqual([lastLine.type, lastLine.subtype, Object.keys(lastLine.tool_call)], ['tool_call', 'started', ['readToolCall']]);
     const invoke = agentLog(w).find((l) => l['event'] === 'invoke' && l['stdinBase64'] === killed!.stdinBase64)!;
     assert.ok(agentLog(w).some((l) => l['event'] === 'signal' && l['pid'] === invoke['pid'] && l['signal'] === 'SIGTERM'));
-    assert.match(stdinOf(continued!), new RegExp(`TOOL_RESULT \\(name: read, call_id: ${lastLine.call_id}\\): The codeword is CHARLIE\\.\\n\\n\\n${CLOSING}`));
+    assert.match(
+      stdinOf(continued!),
+      new RegExp(`TOOL_RESULT \\(name: read, call_id: ${lastLine.call_id}\\): The codeword is CHARLIE\\.\\n\\n\\n${CLOSING}`),
+    );
     assert.equal(continued!.exitCode, 0);
   });
 
@@ -182,7 +221,10 @@ describe('the caller against the stand-in agent', () => {
     const w = world(NOTES, { CURSOR_ACP_SESSION_RESUME: '1' });
     assertAllOk([await runCaller(w, SCRIPT)]);
     const runs = readRuns(w.record);
-    assert.deepEqual(runs.map((r) => r.kind), ['version', 'title', 'chat', 'chat', 'chat', 'chat', 'chat', 'chat']);
+    assert.deepEqual(
+      runs.map((r) => r.kind),
+      ['version', 'title', 'chat', 'chat', 'chat', 'chat', 'chat', 'chat'],
+    );
     const [first, ...later] = chatRuns(runs);
     assert.equal(first!.passedResume, false);
     for (const r of later) {
@@ -198,11 +240,14 @@ describe('the caller against the stand-in agent', () => {
     const w = world(NOTES, { CURSOR_ACP_SESSION_RESUME: '1' });
     assertAllOk(await runCallerPerTurn(w, SCRIPT.slice(0, 2)));
     const turn2 = chatRuns(readRuns(w.record)).filter((r) => r.turn === 2);
-    assert.deepEqual(turn2.map((r) => [r.killedAfterToolCall, r.signal, r.passedResume]), [
-      [true, 'SIGTERM', false], // a new caller process: the plugin's cache is gone
-      [true, 'SIGTERM', true],
-      [false, null, true],
-    ]);
+    assert.deepEqual(
+      turn2.map((r) => [r.killedAfterToolCall, r.signal, r.passedResume]),
+      [
+        [true, 'SIGTERM', false], // a new caller process: the plugin's cache is gone
+        [true, 'SIGTERM', true],
+        [false, null, true],
+      ],
+    );
     const shellCall = /tool_call\(id: (call_\S+), name: shell, args: (\{.*\})\)/.exec(stdinOf(turn2[2]!))!;
     assert.deepEqual(JSON.parse(shellCall[2]!), { command: 'make check', cwd: w.workspace, timeout: 30 });
     // The delta carries only the latest call and its result; the full prompt has both, the closing line once.
@@ -219,7 +264,10 @@ describe('the caller against the stand-in agent', () => {
   test('bad setups: a clear one-line message and the exit code; an agent failure keeps the session file whole', async () => {
     const w = world(NOTES);
     const noAgent = await runCaller({ ...w, env: { ...w.env, CURSOR_AGENT_EXECUTABLE: '' } }, ['hi']);
-    assert.deepEqual([noAgent.code, noAgent.stderr], [2, 'opencode-caller: CURSOR_AGENT_EXECUTABLE must name the agent by an absolute path\n']);
+    assert.deepEqual(
+      [noAgent.code, noAgent.stderr],
+      [2, 'opencode-caller: CURSOR_AGENT_EXECUTABLE must name the agent by an absolute path\n'],
+    );
     const unknown = await runCaller(w, ['hi'], ['--frob']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /^opencode-caller: Unknown option '--frob'\.[^\n]*\n$/);

@@ -32,7 +32,12 @@ async function session(pluginResume: boolean) {
   const dir = tempDir('cr-opencode-');
   const workspace = tempDir('cr-ws-');
   writeFileSync(join(workspace, 'notes.txt'), NOTES);
-  const files = { trace: join(dir, 'trace.jsonl'), printed: join(dir, 'printed.jsonl'), record: join(dir, 'runs.jsonl'), log: join(dir, 'agent.jsonl') };
+  const files = {
+    trace: join(dir, 'trace.jsonl'),
+    printed: join(dir, 'printed.jsonl'),
+    record: join(dir, 'runs.jsonl'),
+    log: join(dir, 'agent.jsonl'),
+  };
   const env = sandboxEnv({
     CURSOR_AGENT_EXECUTABLE: BIN,
     CURSOR_RESUME_ENABLED: '1',
@@ -74,7 +79,10 @@ describe('the OpenCode plugin as the caller, one process per turn', () => {
     // Byte for byte what cursor-agent printed, the runs killed at their tool calls included.
     for (const r of runs) {
       const got = Buffer.from(r.stdoutBase64, 'base64');
-      assert.ok(printed.some((p) => p.equals(got)), `turn ${r.turn} ${r.kind}: the caller got what the agent printed`);
+      assert.ok(
+        printed.some((p) => p.equals(got)),
+        `turn ${r.turn} ${r.kind}: the caller got what the agent printed`,
+      );
     }
     const last = stdoutOf(runs.at(-1)!).trim().split('\n').at(-1)!;
     const reply = String((JSON.parse(last) as { result: unknown }).result);

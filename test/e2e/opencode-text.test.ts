@@ -32,7 +32,13 @@ function session() {
     first,
     args: [...STREAM_ARGS, '--workspace', workspace, '--model', 'auto'],
     invocations: () => readLog(log).filter((e) => e.event === 'invoke'),
-    traces: (): Array<Record<string, unknown>> => (existsSync(trace) ? readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []),
+    traces: (): Array<Record<string, unknown>> =>
+      existsSync(trace)
+        ? readFileSync(trace, 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l))
+        : [],
   };
 }
 
@@ -104,17 +110,32 @@ describe("the OpenCode plugin's prompt, resumed", () => {
   });
 
   test("simulate plays the captured session: the title a side call, then every turn and the tool result resumed with the plugin's own deltas", async () => {
-    const files = ['turn1-off-title.txt', 'turn1-off-chat.txt', 'turn2-off-chat.txt', 'turn3-off-chat-toolcall.txt', 'turn3-off-toolresult.txt', 'turn4-off-chat.txt'];
+    const files = [
+      'turn1-off-title.txt',
+      'turn1-off-chat.txt',
+      'turn2-off-chat.txt',
+      'turn3-off-chat-toolcall.txt',
+      'turn3-off-toolresult.txt',
+      'turn4-off-chat.txt',
+    ];
     const expect = 'fresh:side-call,fresh:no-entry,resume-delta,resume-delta,resume-delta,resume-delta';
-    const r = await runCli(['simulate', '--resume-on', '--json', '--expect', expect, ...files.map((f) => new URL(f, FIXTURES).pathname)], { env: world() });
+    const r = await runCli(['simulate', '--resume-on', '--json', '--expect', expect, ...files.map((f) => new URL(f, FIXTURES).pathname)], {
+      env: world(),
+    });
     assert.equal(r.code, 0, r.stderr);
     const data = JSON.parse(r.stdout);
     assert.equal(data.expect.ok, true);
     const own = ['turn2-on-chat.txt', 'turn3-on-chat-toolcall.txt', 'turn3-on-toolresult.txt', 'turn4-on-chat.txt'];
     const sizes = (names: string[]) => names.map((f) => readFileSync(new URL(f, FIXTURES)).length);
     // Byte for byte the plugin's deltas (the two sessions' call ids differ, not their length).
-    assert.deepEqual(data.turns.slice(2).map((t: { promptBytes: number }) => t.promptBytes), sizes(own));
-    assert.deepEqual(data.turns.map((t: { fullPromptBytes: number }) => t.fullPromptBytes), sizes(files));
+    assert.deepEqual(
+      data.turns.slice(2).map((t: { promptBytes: number }) => t.promptBytes),
+      sizes(own),
+    );
+    assert.deepEqual(
+      data.turns.map((t: { fullPromptBytes: number }) => t.fullPromptBytes),
+      sizes(files),
+    );
   });
 
   test('plain text that is not in the layout: inspect says why, and the prompt goes as it came', async () => {
@@ -127,6 +148,9 @@ describe("the OpenCode plugin's prompt, resumed", () => {
     assert.equal(view.decision.reason, 'plain-text');
     assert.equal(view.plan.prompt, text);
     const human = await runCli(['inspect', '--transcript', file], { env });
-    assert.match(human.stdout, /^  layout +not the OpenCode plugin's: it holds a tool result, and the closing line the plugin then writes does not end it$/m);
+    assert.match(
+      human.stdout,
+      /^  layout +not the OpenCode plugin's: it holds a tool result, and the closing line the plugin then writes does not end it$/m,
+    );
   });
 });

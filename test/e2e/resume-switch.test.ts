@@ -27,7 +27,13 @@ async function twoTurns(env: NodeJS.ProcessEnv): Promise<{ c: Conversation; stde
 describe('the resume switch', () => {
   test('CURSOR_RESUME_ENABLED=1 alone resumes, and the caller sees no --resume of its own', async () => {
     const { c, stderr } = await twoTurns(bare({ CURSOR_RESUME_ENABLED: '1' }));
-    assert.deepEqual(c.traces().map((t) => [t.decision, t.reason]), [['fresh', 'no-entry'], ['resume-delta', 'delta']]);
+    assert.deepEqual(
+      c.traces().map((t) => [t.decision, t.reason]),
+      [
+        ['fresh', 'no-entry'],
+        ['resume-delta', 'delta'],
+      ],
+    );
     assert.deepEqual(stderr, ['', '']);
   });
 
@@ -38,22 +44,34 @@ describe('the resume switch', () => {
     const on = await twoTurns(env);
     assert.equal(on.c.lastTrace().decision, 'resume-delta');
     const off = await twoTurns({ ...env, CURSOR_RESUME_ENABLED: '0', CURSOR_ACP_SESSION_RESUME: '1' });
-    assert.deepEqual(off.c.traces().map((t) => t.reason), ['disabled', 'disabled']);
+    assert.deepEqual(
+      off.c.traces().map((t) => t.reason),
+      ['disabled', 'disabled'],
+    );
   });
 
   test('the config file says off: CURSOR_ACP_SESSION_RESUME=1 does not turn it on', async () => {
     const env = bare({ CURSOR_ACP_SESSION_RESUME: '1' });
     assert.equal((await runCli(['config', 'set', 'resume', 'false'], { env })).code, 0);
     const { c } = await twoTurns(env);
-    assert.deepEqual(c.traces().map((t) => t.reason), ['disabled', 'disabled']);
+    assert.deepEqual(
+      c.traces().map((t) => t.reason),
+      ['disabled', 'disabled'],
+    );
   });
 
   for (const value of ['enabled', '2', 'y']) {
     test(`CURSOR_ACP_SESSION_RESUME=${value}: said on stderr, once per run, and resume stays off`, async () => {
       const { c, stderr } = await twoTurns(bare({ CURSOR_ACP_SESSION_RESUME: value }));
-      assert.deepEqual(c.traces().map((t) => t.reason), ['disabled', 'disabled']);
+      assert.deepEqual(
+        c.traces().map((t) => t.reason),
+        ['disabled', 'disabled'],
+      );
       for (const line of stderr) {
-        assert.equal(line, `cursor-resume: ignoring resume (from CURSOR_ACP_SESSION_RESUME): "${value}" is neither on (1, true, on, yes) nor off (0, false, off, no); unset CURSOR_ACP_SESSION_RESUME or fix its value\n`);
+        assert.equal(
+          line,
+          `cursor-resume: ignoring resume (from CURSOR_ACP_SESSION_RESUME): "${value}" is neither on (1, true, on, yes) nor off (0, false, off, no); unset CURSOR_ACP_SESSION_RESUME or fix its value\n`,
+        );
       }
     });
   }
@@ -61,7 +79,11 @@ describe('the resume switch', () => {
   test('CURSOR_RESUME_ENABLED=maybe: said once, and CURSOR_ACP_SESSION_RESUME decides', async () => {
     const { c, stderr } = await twoTurns(bare({ CURSOR_RESUME_ENABLED: 'maybe', CURSOR_ACP_SESSION_RESUME: '1' }));
     assert.equal(c.lastTrace().decision, 'resume-delta');
-    for (const line of stderr) assert.match(line, /^cursor-resume: ignoring resume \(from CURSOR_RESUME_ENABLED\): "maybe" is not a boolean[^\n]*; unset CURSOR_RESUME_ENABLED or fix its value\n$/);
+    for (const line of stderr)
+      assert.match(
+        line,
+        /^cursor-resume: ignoring resume \(from CURSOR_RESUME_ENABLED\): "maybe" is not a boolean[^\n]*; unset CURSOR_RESUME_ENABLED or fix its value\n$/,
+      );
   });
 
   test('config set resume takes only a boolean, and nothing is written', async () => {
@@ -69,6 +91,9 @@ describe('the resume switch', () => {
     const r = await runCli(['config', 'set', 'resume', 'perhaps'], { env });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^cursor-resume: resume \(config set\): "perhaps" is not a boolean[^\n]*\n$/);
-    assert.equal((await runCli(['config', 'get', 'resume', '--json'], { env })).stdout, '{"name":"resume","value":false,"source":"default"}\n');
+    assert.equal(
+      (await runCli(['config', 'get', 'resume', '--json'], { env })).stdout,
+      '{"name":"resume","value":false,"source":"default"}\n',
+    );
   });
 });

@@ -15,7 +15,13 @@ import { watch } from '../support/processes.js';
 
 const world = worlds();
 
-const body = JSON.stringify({ model: 'gpt-5', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'remember: alpha' }] });
+const body = JSON.stringify({
+  model: 'gpt-5',
+  messages: [
+    { role: 'system', content: 'Be brief.' },
+    { role: 'user', content: 'remember: alpha' },
+  ],
+});
 
 /** A conversation whose first turn the helper holds, and the next turn's transcript. */
 async function warm(): Promise<{ c: Conversation; next: string }> {
@@ -39,7 +45,10 @@ describe('--dry-run runs nothing', { concurrency: true }, () => {
       const r = await runCli(['--dry-run', ...args], { input: body, env: sandboxEnv({ CURSOR_STAND_IN_LOG: log }) });
       assert.equal(r.code, 2);
       assert.equal(r.stdout, '', 'no reply, no chat ID, no version from cursor-agent');
-      assert.match(r.stderr, /^cursor-resume: --dry-run plans a transcript turn read from stdin; a prompt word, a subcommand or --version is not one: drop [^\n]+\n$/);
+      assert.match(
+        r.stderr,
+        /^cursor-resume: --dry-run plans a transcript turn read from stdin; a prompt word, a subcommand or --version is not one: drop [^\n]+\n$/,
+      );
       assert.deepEqual(readLog(log), [], 'cursor-agent never ran');
     });
   }
@@ -77,7 +86,10 @@ describe('--dry-run runs nothing', { concurrency: true }, () => {
 describe('the output format', () => {
   test('an output format we could not print: exit 2 before anything runs', async () => {
     const log = join(tempDir(), 'agent.log');
-    const r = await runCli(['--print', '--output-format', 'xml'], { input: body, env: sandboxEnv({ CURSOR_STAND_IN_LOG: log, CURSOR_ACP_SESSION_RESUME: '1' }) });
+    const r = await runCli(['--print', '--output-format', 'xml'], {
+      input: body,
+      env: sandboxEnv({ CURSOR_STAND_IN_LOG: log, CURSOR_ACP_SESSION_RESUME: '1' }),
+    });
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
     assert.equal(r.stderr, 'cursor-resume: --output-format must be text, json or stream-json, not "xml"\n');
@@ -115,7 +127,7 @@ describe('an interactive run', () => {
     const quote = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`;
     const command = [process.execPath, BIN, '--model', 'gpt-5', '--trust'].map(quote).join(' ');
     const r = spawnSync('script', ['-qec', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
-    assert.equal(r.status, 1, 'the stand-in\'s own status: no prompt on a terminal');
+    assert.equal(r.status, 1, "the stand-in's own status: no prompt on a terminal");
     assert.match(r.stdout, /No prompt provided/);
     const [run, ...more] = readLog(log);
     assert.deepEqual(more, [], 'cursor-agent ran once');
@@ -134,7 +146,7 @@ describe('help', { concurrency: true }, () => {
     assert.match((await runCli(['--print', '-h'])).stdout, /^Usage: cursor-resume /);
   });
 
-  test('--our-version is ours, --version is cursor-agent\'s', async () => {
+  test("--our-version is ours, --version is cursor-agent's", async () => {
     const ours = await runCli(['--our-version']);
     assert.deepEqual([ours.code, ours.stdout, ours.stderr], [0, `${VERSION}\n`, '']);
     const theirs = await runCli(['--version']);
@@ -142,7 +154,7 @@ describe('help', { concurrency: true }, () => {
     assert.notEqual(theirs.stdout, ours.stdout);
   });
 
-  test('our help lists no `help` command: `help` is cursor-agent\'s', async () => {
+  test("our help lists no `help` command: `help` is cursor-agent's", async () => {
     const ours = await runCli(['--help']);
     assert.doesNotMatch(ours.stdout, /^\s+help \[command\]/m);
     const theirs = await runCli(['help', 'inspect']);
@@ -167,12 +179,16 @@ describe('settings: flag > environment > file > default', { concurrency: true },
   test('a bad environment value names its variable and what it takes', async () => {
     const r = await runCli(['config', 'get', 'verbose'], { env: sandboxEnv({ CURSOR_RESUME_VERBOSE: 'maybe' }) });
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, 'cursor-resume: verbose (from CURSOR_RESUME_VERBOSE): "maybe" is not a boolean; use 1, true, on or yes, or 0, false, off or no\n');
+    assert.equal(
+      r.stderr,
+      'cursor-resume: verbose (from CURSOR_RESUME_VERBOSE): "maybe" is not a boolean; use 1, true, on or yes, or 0, false, off or no\n',
+    );
   });
 });
 
 describe('a bad setting does not stand in the way of cursor-agent', { concurrency: true }, () => {
-  const warning = /^cursor-resume: ignoring runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path\. [^\n]*; unset CURSOR_RESUME_RUNTIME_DIR or fix its value\n/;
+  const warning =
+    /^cursor-resume: ignoring runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path\. [^\n]*; unset CURSOR_RESUME_RUNTIME_DIR or fix its value\n/;
 
   test('subcommands, --version and a prompt word go through, with one warning', async () => {
     const cwd = tempDir();
@@ -225,8 +241,15 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
     writeFileSync(file, '{"ttlMinutes": 90, "agent": ""}');
     const ignored = await runCli(['status'], { env });
     assert.equal(ignored.code, 0, ignored.stderr);
-    assert.match(ignored.stderr, /^cursor-resume: ignoring ttlMinutes \(in .*config\.json\): must be at most 60[^\n]*; fix with cursor-resume config set ttlMinutes VALUE, or cursor-resume config unset ttlMinutes$/m);
-    assert.match(ignored.stderr, /^cursor-resume: ignoring agent \(in .*config\.json\)/m, 'CURSOR_RESUME_AGENT decides, the bad file value is said');
+    assert.match(
+      ignored.stderr,
+      /^cursor-resume: ignoring ttlMinutes \(in .*config\.json\): must be at most 60[^\n]*; fix with cursor-resume config set ttlMinutes VALUE, or cursor-resume config unset ttlMinutes$/m,
+    );
+    assert.match(
+      ignored.stderr,
+      /^cursor-resume: ignoring agent \(in .*config\.json\)/m,
+      'CURSOR_RESUME_AGENT decides, the bad file value is said',
+    );
     const { CURSOR_RESUME_AGENT: _agent, ...noAgent } = env;
     const stopped = await runCli(['status'], { env: noAgent });
     assert.equal(stopped.code, 2);

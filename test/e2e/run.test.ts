@@ -45,7 +45,14 @@ describe('a conversation resumes turn after turn', () => {
     const t3 = await c.turn('What do you remember?');
     assert.equal(c.lastInvocation().stdin, 'What do you remember?');
     assert.match(t3.reply!, /^Turn 3 of this chat\. I remember: the port is 8080; the host is db\.internal\./);
-    assert.deepEqual(c.traces().map((t) => [t.decision, t.reason]), [['fresh', 'no-entry'], ['resume-delta', 'delta'], ['resume-delta', 'delta']]);
+    assert.deepEqual(
+      c.traces().map((t) => [t.decision, t.reason]),
+      [
+        ['fresh', 'no-entry'],
+        ['resume-delta', 'delta'],
+        ['resume-delta', 'delta'],
+      ],
+    );
     assert.ok((c.lastTrace().promptBytes as number) < (c.lastTrace().fullPromptBytes as number) / 5);
   });
 
@@ -104,7 +111,7 @@ describe('what breaks the proof starts a fresh chat', () => {
     assert.match(c.lastInvocation().stdin, /ASSISTANT: I said something else\./, 'the whole conversation, as the caller has it');
   });
 
-  test("a title side call neither resumes nor disturbs the real chat", async () => {
+  test('a title side call neither resumes nor disturbs the real chat', async () => {
     const c = await twoTurns();
     const title = {
       model: 'gpt-5',
@@ -143,7 +150,13 @@ describe('what breaks the proof starts a fresh chat', () => {
 
 describe('failures', () => {
   // Each way cursor-agent says the chat is gone (plain chat-not-found, expired, failed, invalid, no such chat).
-  for (const mode of ['resume-not-found', 'resume-not-found=expired', 'resume-not-found=failed', 'resume-not-found=invalid', 'resume-not-found=no-such']) {
+  for (const mode of [
+    'resume-not-found',
+    'resume-not-found=expired',
+    'resume-not-found=failed',
+    'resume-not-found=invalid',
+    'resume-not-found=no-such',
+  ]) {
     const plain = mode === 'resume-not-found';
     test(`a resume error (${mode}) evicts the entry and the turn is retried fresh transparently${plain ? ', then the new chat resumes' : ''}`, async () => {
       const c = new Conversation(world());
@@ -175,7 +188,13 @@ describe('failures', () => {
       c.messages.push({ role: 'user', content: 'next' });
       const failed =
         mode === 'expired-login'
-          ? await runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_RESUME_AGENT: failingAgent('Error: [unauthenticated] Your session has expired. Please log in again.') } })
+          ? await runCli(STREAM_ARGS, {
+              input: c.body(),
+              env: {
+                ...c.env,
+                CURSOR_RESUME_AGENT: failingAgent('Error: [unauthenticated] Your session has expired. Please log in again.'),
+              },
+            })
           : await c.send({ mode });
       assert.equal(failed.code, 1);
       assert.notEqual(failed.stderr, '', "cursor-agent's own message is shown");
@@ -254,13 +273,24 @@ describe('failures', () => {
 
     const notExecutable = join(tempDir('cr-noexec-'), 'cursor-agent');
     writeFileSync(notExecutable, '#!/bin/sh\nexit 0\n', { mode: 0o644 });
-    const r2 = await runCli(STREAM_ARGS, { input: '{"messages":[{"role":"user","content":"hi"}]}', env: { ...env, CURSOR_RESUME_AGENT: notExecutable } });
+    const r2 = await runCli(STREAM_ARGS, {
+      input: '{"messages":[{"role":"user","content":"hi"}]}',
+      env: { ...env, CURSOR_RESUME_AGENT: notExecutable },
+    });
     assert.equal(r2.code, 126);
     assert.match(r2.stderr, /cannot run cursor-agent ".*": .*permissions/);
-    const traces = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { exit: number; failure: string });
-    assert.deepEqual(traces.map((t) => [t.exit, t.failure]), [[127, 'not-found'], [126, 'not-executable']]);
+    const traces = readFileSync(trace, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { exit: number; failure: string });
+    assert.deepEqual(
+      traces.map((t) => [t.exit, t.failure]),
+      [
+        [127, 'not-found'],
+        [126, 'not-executable'],
+      ],
+    );
   });
-
 });
 
 describe('a resumed chat is verified before anything is shown', () => {
@@ -319,7 +349,11 @@ describe('a resumed chat is verified before anything is shown', () => {
       assert.equal(t2.code, 0, t2.stderr);
       assert.equal(t2.stderr, '', "the failed run's stderr is not shown");
       assert.equal(t2.stdout.split('\n').length, 2, 'one result object');
-      assert.match(t2.reply!, /^Turn 1 of this chat\. I remember: alpha; beta\./, 'the answer of the fresh chat with the whole conversation');
+      assert.match(
+        t2.reply!,
+        /^Turn 1 of this chat\. I remember: alpha; beta\./,
+        'the answer of the fresh chat with the whole conversation',
+      );
       assert.deepEqual([c.lastTrace().reason, c.lastTrace().retried], ['resume-failed', true]);
       assert.equal(c.invocations().length, 3);
     });
@@ -335,7 +369,10 @@ describe('a resumed chat is verified before anything is shown', () => {
       const t2 = await c.send({ args: ['--print', '--output-format', format], mode: 'session-id=f0f0f0f0-0000-4000-8000-000000000000' });
       assert.equal(t2.code, 1, format);
       assert.equal(t2.stdout, '', format);
-      assert.match(t2.stderr, /^cursor-resume: cursor could not resume chat [0-9a-f-]{36}: it answered as chat f0f0f0f0-0000-4000-8000-000000000000\b.*entry was dropped.*run the turn again[^\n]*\n$/);
+      assert.match(
+        t2.stderr,
+        /^cursor-resume: cursor could not resume chat [0-9a-f-]{36}: it answered as chat f0f0f0f0-0000-4000-8000-000000000000\b.*entry was dropped.*run the turn again[^\n]*\n$/,
+      );
       assert.equal(c.invocations().length, 2, 'no retry');
       assert.deepEqual([c.lastTrace().exit, c.lastTrace().failure], [1, 'resume']);
       // The next try starts fresh with the whole conversation.
@@ -363,7 +400,11 @@ describe('passthrough', () => {
     const capture = join(tempDir(), 'agent.out');
     const tee = scriptAgent('tee-agent.sh', `#!/bin/bash\nset -o pipefail\n"${STAND_IN}" "$@" | tee "${capture}"\n`);
     const c = new Conversation(world({ CURSOR_RESUME_AGENT: tee }));
-    for (const [text, mode] of [['remember: x', 'malformed-lines'], ['CALL_TOOL read {"path":"a"}', 'call-id-newline'], ['plain', 'thinking']] as const) {
+    for (const [text, mode] of [
+      ['remember: x', 'malformed-lines'],
+      ['CALL_TOOL read {"path":"a"}', 'call-id-newline'],
+      ['plain', 'thinking'],
+    ] as const) {
       const t = await c.turn(text, { mode });
       assert.equal(t.code, 0, t.stderr);
       assert.equal(t.stdout, readFileSync(capture, 'utf8'));
@@ -394,7 +435,11 @@ describe('passthrough', () => {
     }
   });
 
-  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  for (const [signal, status] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const) {
     test(`${signal} reaches the agent, the exit status is ${status}, and the interrupted turn is not known history`, async () => {
       const c = new Conversation(world());
       await c.turn('remember: before');
@@ -405,7 +450,13 @@ describe('passthrough', () => {
       await waitFor('the first output, while cursor-agent hangs', () => run.output.stdout !== '');
       run.kill(signal);
       assert.equal((await run.closed).code, status);
-      assert.deepEqual(readLog(c.log).filter((e) => e.event === 'signal').map((e) => e.signal), [signal], 'relayed to cursor-agent, which died of it');
+      assert.deepEqual(
+        readLog(c.log)
+          .filter((e) => e.event === 'signal')
+          .map((e) => e.signal),
+        [signal],
+        'relayed to cursor-agent, which died of it',
+      );
       const next = await c.turn('after the interruption');
       assert.equal(next.code, 0, next.stderr);
       assert.equal(c.lastTrace().reason, 'interrupted');
@@ -437,13 +488,16 @@ describe('the helper never sees message text', () => {
     try {
       const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir });
       c.messages[0] = { role: 'system', content: 'SECRET-SYSTEM-PROMPT' };
-      c.tools = [{ type: 'function', function: { name: 'SECRETTOOL', description: 'SECRET-TOOL-DESCRIPTION', parameters: { type: 'object' } } }];
+      c.tools = [
+        { type: 'function', function: { name: 'SECRETTOOL', description: 'SECRET-TOOL-DESCRIPTION', parameters: { type: 'object' } } },
+      ];
       await c.turn('remember: SECRET-FACT-ONE');
       const t2 = await c.turn('SECRET-QUESTION-TWO');
       assert.equal(c.lastTrace().decision, 'resume-delta', t2.stderr);
       const traffic = Buffer.concat(proxy.traffic).toString('utf8');
       assert.match(traffic, new RegExp(c.lastTrace().anchor as string), 'the traffic was captured');
-      for (const secret of ['SECRET', 'remember', 'I remember', 'Turn 1 of this chat']) assert.ok(!traffic.includes(secret), `"${secret}" crossed the socket`);
+      for (const secret of ['SECRET', 'remember', 'I remember', 'Turn 1 of this chat'])
+        assert.ok(!traffic.includes(secret), `"${secret}" crossed the socket`);
     } finally {
       await proxy.close();
     }

@@ -95,7 +95,10 @@ function readStore(ws: string, chatId: string): { chatId: string; turns: Array<{
 
 function logLines(): Event[] {
   if (!existsSync(logFile)) return [];
-  return readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Event);
+  return readFileSync(logFile, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Event);
 }
 
 function firstLine(child: ChildProcess): Promise<string> {
@@ -143,7 +146,10 @@ describe('output formats', () => {
     const r = await run([...STREAM, '--workspace', ws, '--model', 'gpt-5'], { stdin: 'say hi' });
     assert.equal(r.code, 0);
     const evs = events(r.stdout);
-    assert.deepEqual(evs.map((e) => `${e['type']}${e['subtype'] ? '/' + e['subtype'] : ''}`), ['system/init', 'user', 'assistant', 'result/success']);
+    assert.deepEqual(
+      evs.map((e) => `${e['type']}${e['subtype'] ? '/' + e['subtype'] : ''}`),
+      ['system/init', 'user', 'assistant', 'result/success'],
+    );
     const [init, user, assistant, result] = evs as [Event, Event, Event, Event];
     assert.equal(init['cwd'], ws);
     assert.equal(init['model'], 'GPT-5');
@@ -240,7 +246,15 @@ describe("caller's tool calls (the OpenCode plugin's loop)", () => {
     const chatId = started['session_id'] as string;
     assert.deepEqual(
       { ...started, timestamp_ms: 0, model_call_id: '' },
-      { type: 'tool_call', subtype: 'started', call_id: started['call_id'], tool_call: { readToolCall: { args: { path: `${realpathSync(ws)}/notes.txt` } } }, model_call_id: '', session_id: chatId, timestamp_ms: 0 },
+      {
+        type: 'tool_call',
+        subtype: 'started',
+        call_id: started['call_id'],
+        tool_call: { readToolCall: { args: { path: `${realpathSync(ws)}/notes.txt` } } },
+        model_call_id: '',
+        session_id: chatId,
+        timestamp_ms: 0,
+      },
     );
     assert.match(started['call_id'], /^call_/);
     const flush = evs.at(-2)!;
@@ -254,9 +268,19 @@ describe("caller's tool calls (the OpenCode plugin's loop)", () => {
     assert.equal(store.turns.length, 1);
     assert.equal(store.turns[0]!.prompt, prompt);
     assert.equal(store.turns[0]!.reply, 'Reading notes.txt.\n\n');
-    assert.deepEqual(store.turns[0]!.toolCalls, [{ callId: started['call_id'], name: 'readToolCall', arguments: JSON.stringify({ path: `${realpathSync(ws)}/notes.txt` }), result: null }]);
+    assert.deepEqual(store.turns[0]!.toolCalls, [
+      {
+        callId: started['call_id'],
+        name: 'readToolCall',
+        arguments: JSON.stringify({ path: `${realpathSync(ws)}/notes.txt` }),
+        result: null,
+      },
+    ]);
     // Resumed with only the tool result, the chat still knows the fact of the first prompt.
-    const next = await turn(ws, `TOOL_RESULT (name: read, call_id: ${started['call_id']}): remember: nothing\nremember: codeword CHARLIE`, ['--resume', chatId]);
+    const next = await turn(ws, `TOOL_RESULT (name: read, call_id: ${started['call_id']}): remember: nothing\nremember: codeword CHARLIE`, [
+      '--resume',
+      chatId,
+    ]);
     assert.match(next['result'], /^Turn 2 of this chat\. I remember: codeword ALPHA; codeword CHARLIE\. /);
   });
 
@@ -266,7 +290,10 @@ describe("caller's tool calls (the OpenCode plugin's loop)", () => {
     assert.equal(r.code, 0, r.stderr);
     const evs = events(r.stdout);
     const calls = evs.filter((e) => e['type'] === 'tool_call');
-    assert.deepEqual(calls.map((e) => e['subtype']), ['started', 'completed']);
+    assert.deepEqual(
+      calls.map((e) => e['subtype']),
+      ['started', 'completed'],
+    );
     assert.deepEqual(calls[0]!['tool_call'], { shellToolCall: { args: { command: 'make check', workingDirectory: realpathSync(ws) } } });
     assert.deepEqual(calls[1]!['tool_call']['shellToolCall']['result'], { success: { content: 'stand-in result of shellToolCall' } });
     const result = evs.at(-1)!;
@@ -285,7 +312,9 @@ describe("caller's tool calls (the OpenCode plugin's loop)", () => {
     });
     const started = events(first.stdout).find((e) => e['type'] === 'tool_call')!;
     assert.deepEqual(started['tool_call'], { shellToolCall: { args: { command: 'ls -l', workingDirectory: realpathSync(ws) } } });
-    const answered = await run([...STREAM, '--workspace', ws], { stdin: `${OFFER}\n\nUSER: "READ_NOTES: go"\n\nTOOL_RESULT (name: read, call_id: c1): Notes.` });
+    const answered = await run([...STREAM, '--workspace', ws], {
+      stdin: `${OFFER}\n\nUSER: "READ_NOTES: go"\n\nTOOL_RESULT (name: read, call_id: c1): Notes.`,
+    });
     assert.equal(events(answered.stdout).filter((e) => e['type'] === 'tool_call').length, 0);
     // A title request: no tools offered, so no call.
     const title = await run([...STREAM, '--workspace', ws], { stdin: 'SYSTEM: You are a title generator.\n\nUSER: "READ_NOTES: go"' });
@@ -295,16 +324,25 @@ describe("caller's tool calls (the OpenCode plugin's loop)", () => {
 
   test("CURSOR_STAND_IN_STDOUT_LOG: the turn's stdout writes, in order, byte for byte", async () => {
     const stdoutLog = join(root, 'stdout.jsonl');
-    const r = await run([...PARTIAL, '--workspace', workspace()], { stdin: 'remember: é and 🙂', env: { CURSOR_STAND_IN_STDOUT_LOG: stdoutLog } });
+    const r = await run([...PARTIAL, '--workspace', workspace()], {
+      stdin: 'remember: é and 🙂',
+      env: { CURSOR_STAND_IN_STDOUT_LOG: stdoutLog },
+    });
     assert.equal(r.code, 0);
-    const writes = readFileSync(stdoutLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { pid: number; data: string });
+    const writes = readFileSync(stdoutLog, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { pid: number; data: string });
     assert.ok(writes.length > 3);
     assert.equal(Buffer.concat(writes.map((w) => Buffer.from(w.data, 'base64'))).toString('utf8'), r.stdout);
   });
 
   test('a bad tool-wait is refused loudly', async () => {
     const r = await run([...STREAM], { mode: 'tool-wait=soon' });
-    assert.deepEqual([r.code, r.stderr], [2, "cursor-agent stand-in: bad CURSOR_STAND_IN_MODE: tool-wait needs a whole number up to 600000, got 'soon'\n"]);
+    assert.deepEqual(
+      [r.code, r.stderr],
+      [2, "cursor-agent stand-in: bad CURSOR_STAND_IN_MODE: tool-wait needs a whole number up to 600000, got 'soon'\n"],
+    );
   });
 });
 
@@ -316,7 +354,10 @@ describe('chats and memory', () => {
     assert.match(first['result'], /^Turn 1 of this chat\. I remember: the password is swordfish\./);
     const second = await turn(ws, 'USER: remember: the port is 8080', ['--resume', id]);
     assert.equal(second['session_id'], id);
-    assert.match(second['result'], /^Turn 2 of this chat\. I remember: the password is swordfish; the port is 8080\. This prompt was 32 bytes\.$/);
+    assert.match(
+      second['result'],
+      /^Turn 2 of this chat\. I remember: the password is swordfish; the port is 8080\. This prompt was 32 bytes\.$/,
+    );
     const third = await turn(ws, 'what do you know?', [`--resume=${id}`]);
     assert.match(third['result'], /^Turn 3 .*swordfish; the port is 8080\./);
     const fresh = await turn(ws, 'what do you know?');
@@ -324,7 +365,10 @@ describe('chats and memory', () => {
     assert.match(fresh['result'], /^Turn 1 of this chat\. I know nothing yet\./);
     const store = readStore(ws, id);
     assert.equal(store.chatId, id);
-    assert.deepEqual(store.turns.map((t) => t.prompt), ['remember: the password is swordfish', 'USER: remember: the port is 8080', 'what do you know?']);
+    assert.deepEqual(
+      store.turns.map((t) => t.prompt),
+      ['remember: the password is swordfish', 'USER: remember: the port is 8080', 'what do you know?'],
+    );
     assert.equal(store.turns[2]!.reply, third['result']);
   });
 
@@ -412,7 +456,10 @@ describe('failure modes', () => {
   test('fail-after-init prints init and user before failing', async () => {
     const r = await run([...STREAM, '--workspace', workspace()], { stdin: 'x', mode: 'model-error,fail-after-init' });
     assert.equal(r.code, 1);
-    assert.deepEqual(events(r.stdout).map((e) => e['type']), ['system', 'user']);
+    assert.deepEqual(
+      events(r.stdout).map((e) => e['type']),
+      ['system', 'user'],
+    );
   });
 
   test('resume-not-found fails only with --resume', async () => {
@@ -469,7 +516,10 @@ describe('failure modes', () => {
     assert.equal(res['session_id'], id);
     assert.match(res['result'], /^Turn 1 of this chat\. I know nothing yet\./);
     const store = readStore(ws, id);
-    assert.deepEqual(store.turns.map((t) => t.prompt), ['what is the secret?']);
+    assert.deepEqual(
+      store.turns.map((t) => t.prompt),
+      ['what is the secret?'],
+    );
   });
 
   test('is-error: a result with is_error true, exit 0, store untouched', async () => {
@@ -496,7 +546,10 @@ describe('failure modes', () => {
     const crash = await run([...PARTIAL, '--workspace', ws, '--resume', id], { stdin: 'x', mode: 'crash' });
     assert.equal(crash.signal, 'SIGKILL');
     const evs = events(crash.stdout);
-    assert.deepEqual(evs.map((e) => e['type']), ['system', 'user', 'assistant']);
+    assert.deepEqual(
+      evs.map((e) => e['type']),
+      ['system', 'user', 'assistant'],
+    );
     assert.equal(typeof evs[2]!['timestamp_ms'], 'number');
     assert.equal(readFileSync(storeFile(ws, id), 'utf8'), before);
     // the chat still works afterwards
@@ -549,7 +602,10 @@ describe('stream oddities', () => {
       }
     });
     assert.ok(bad.length >= 3);
-    assert.ok(bad.some((l) => l.startsWith('{"type":"assistant"')), 'a truncated JSON line');
+    assert.ok(
+      bad.some((l) => l.startsWith('{"type":"assistant"')),
+      'a truncated JSON line',
+    );
     const good = lines.filter((l) => !bad.includes(l)).map((l) => JSON.parse(l) as Event);
     const results = good.map((e, i) => [e, i] as const).filter(([e]) => e['type'] === 'result');
     assert.equal(results.length, 2);
@@ -559,7 +615,10 @@ describe('stream oddities', () => {
   test('long-line=<bytes> gives one delta of that size', async () => {
     const r = await run([...PARTIAL, '--workspace', workspace()], { stdin: 'x', mode: 'long-line=300000' });
     const evs = events(r.stdout);
-    const big = evs.filter((e) => e['type'] === 'assistant' && e['model_call_id'] === undefined && e['timestamp_ms'] !== undefined && textOf(e).length === 300000);
+    const big = evs.filter(
+      (e) =>
+        e['type'] === 'assistant' && e['model_call_id'] === undefined && e['timestamp_ms'] !== undefined && textOf(e).length === 300000,
+    );
     assert.equal(big.length, 1);
     assert.ok(evs.at(-1)!['result'].startsWith(textOf(big[0]!)));
   });
@@ -656,7 +715,10 @@ describe('command line', () => {
       [['--x'], "error: unknown option '--x'"],
       [['-p', '--session-id', 'abc'], "error: unknown option '--session-id'"],
       [['-pZ'], "error: unknown option '-Z'"],
-      [['--output-format', 'xml'], "error: option '--output-format <format>' argument 'xml' is invalid. Allowed choices are text, json, stream-json."],
+      [
+        ['--output-format', 'xml'],
+        "error: option '--output-format <format>' argument 'xml' is invalid. Allowed choices are text, json, stream-json.",
+      ],
       [['--model'], "error: option '--model <model>' argument missing"],
     ] as Array<[string[], string]>) {
       const r = await run(args, { stdin: 'x' });
@@ -669,9 +731,29 @@ describe('command line', () => {
   test('--flag=value forms and pass-through options are accepted', async () => {
     const ws = workspace();
     const r = await run(
-      ['-p', '--output-format=json', `--workspace=${ws}`, '--model=claude-opus-4-8[context=1m,effort=high]', '-f', '--yolo', '--trust',
-        '--api-key', 'k', '--mode', 'ask', '--sandbox', 'disabled', '--approve-mcps', '--add-dir', root, '-H', 'X-A: 1', '--header=X-B: 2',
-        '-e', 'https://example.invalid'],
+      [
+        '-p',
+        '--output-format=json',
+        `--workspace=${ws}`,
+        '--model=claude-opus-4-8[context=1m,effort=high]',
+        '-f',
+        '--yolo',
+        '--trust',
+        '--api-key',
+        'k',
+        '--mode',
+        'ask',
+        '--sandbox',
+        'disabled',
+        '--approve-mcps',
+        '--add-dir',
+        root,
+        '-H',
+        'X-A: 1',
+        '--header=X-B: 2',
+        '-e',
+        'https://example.invalid',
+      ],
       { stdin: 'x' },
     );
     assert.equal(r.code, 0, r.stderr);
@@ -683,7 +765,9 @@ describe('command line', () => {
     const id = (await turn(ws, 'first'))['session_id'] as string;
     const args = ['-p', '--output-format', 'json', '--workspace', ws, '--resume', id];
     const r = await run(args, { stdin: 'second\n', mode: 'slow=0' });
-    const line = logLines().filter((l) => l['chatId'] === id).at(-1)!;
+    const line = logLines()
+      .filter((l) => l['chatId'] === id)
+      .at(-1)!;
     assert.deepEqual(line['argv'], args);
     assert.equal(line['stdin'], 'second\n');
     assert.equal(line['prompt'], 'second\n');
@@ -726,7 +810,16 @@ describe('command line', () => {
     const excess = await run(['create-chat', 'extra'], { stdin: null });
     assert.equal(excess.code, 1);
     assert.match(excess.stderr, /too many arguments for 'create-chat'/);
-    for (const cmd of ['login', 'logout', 'update', 'whoami', 'install-shell-integration', 'uninstall-shell-integration', 'sandbox', 'help']) {
+    for (const cmd of [
+      'login',
+      'logout',
+      'update',
+      'whoami',
+      'install-shell-integration',
+      'uninstall-shell-integration',
+      'sandbox',
+      'help',
+    ]) {
       assert.equal((await run([cmd], { stdin: null })).code, 0, cmd);
     }
     for (const cmd of ['generate-rule', 'rule', 'worker']) {
@@ -735,7 +828,9 @@ describe('command line', () => {
   });
 
   test('acp answers initialize over JSON-RPC on stdio', async () => {
-    const r = await run(['acp'], { stdin: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n{"jsonrpc":"2.0","id":2,"method":"nope"}\n' });
+    const r = await run(['acp'], {
+      stdin: '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n{"jsonrpc":"2.0","id":2,"method":"nope"}\n',
+    });
     const [a, b] = events(r.stdout) as [Event, Event];
     assert.equal(a['result']['protocolVersion'], 1);
     assert.equal(b['error']['code'], -32601);

@@ -50,14 +50,23 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
   );
 }
 
-const tools = [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+const tools = [
+  {
+    type: 'function',
+    function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+  },
+];
 const opening = [
   { role: 'system', content: 'You are a coding agent.' },
   { role: 'user', content: 'What does notes.txt say?' },
 ];
 const withResult = [
   ...opening,
-  { role: 'assistant', content: 'Let me look.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt"}' } }] },
+  {
+    role: 'assistant',
+    content: 'Let me look.',
+    tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"notes.txt"}' } }],
+  },
   { role: 'tool', tool_call_id: 'call_1', content: '42' },
 ];
 
@@ -103,7 +112,10 @@ describe('the tool-loop handover', () => {
     assert.equal(t1.code, 143, `the killed run exits as cursor-agent did, 128 + SIGTERM: ${t1.stderr}`);
     assert.match(t1.stdout, /"type":"tool_call"/);
     assert.equal(t2.code, 0, t2.stderr);
-    const traces = readFileSync(trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const traces = readFileSync(trace, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     assert.deepEqual(
       traces.map((t) => [t.decision, t.reason, t.failure]),
       [
@@ -112,7 +124,10 @@ describe('the tool-loop handover', () => {
       ],
     );
     assert.equal(traces[1]!.chatId, CHAT);
-    const stdins = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string);
+    const stdins = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string);
     assert.equal(
       stdins[1],
       'tool_call(id: call_1, name: read, args: {"path":"notes.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\n42\n\nThe above tool calls have been executed. Continue your response based on these results.',

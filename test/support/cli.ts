@@ -49,7 +49,12 @@ export function sandboxEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv & {
 
 export function runCli(
   args: string[],
-  options: { input?: string | Buffer; env?: NodeJS.ProcessEnv; cwd?: string; /** Write stdin only after this long (a slow caller). */ delayMs?: number } = {},
+  options: {
+    input?: string | Buffer;
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    /** Write stdin only after this long (a slow caller). */ delayMs?: number;
+  } = {},
 ): Promise<RunResult> {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,

@@ -22,7 +22,11 @@ export const STREAM_ARGS = ['--print', '--output-format', 'stream-json', '--stre
 
 export function readLog(file: string): LogEntry[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogEntry);
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LogEntry);
 }
 
 export function resultOf(stdout: string): { result: string; session_id: string } {
@@ -50,10 +54,18 @@ export class Conversation {
   readonly log = join(tempDir('cr-log-'), 'agent.jsonl');
   readonly trace = join(tempDir('cr-trace-'), 'trace.jsonl');
   messages: Array<Record<string, unknown>> = [{ role: 'system', content: 'You are a careful coding agent.' }];
-  tools: unknown[] = [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+  tools: unknown[] = [
+    {
+      type: 'function',
+      function: { name: 'read', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+    },
+  ];
   readonly env: NodeJS.ProcessEnv;
 
-  constructor(env: NodeJS.ProcessEnv = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1' }), readonly extra: Record<string, unknown> = {}) {
+  constructor(
+    env: NodeJS.ProcessEnv = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1' }),
+    readonly extra: Record<string, unknown> = {},
+  ) {
     this.env = { ...env, CURSOR_STAND_IN_LOG: this.log, CURSOR_RESUME_TRACE: this.trace };
   }
 
@@ -86,7 +98,12 @@ export class Conversation {
   }
 
   traces(): Array<Record<string, unknown>> {
-    return existsSync(this.trace) ? readFileSync(this.trace, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [];
+    return existsSync(this.trace)
+      ? readFileSync(this.trace, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+      : [];
   }
 
   lastTrace(): Record<string, unknown> {

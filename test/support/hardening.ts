@@ -35,7 +35,10 @@ export function measuredRun(
   const gnuTime = existsSync('/usr/bin/time');
   return new Promise((resolve, reject) => {
     const child = gnuTime
-      ? spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, process.execPath, BIN, ...args], { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] })
+      ? spawn('/usr/bin/time', ['-f', '%M', '-o', rssFile, process.execPath, BIN, ...args], {
+          env: options.env,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        })
       : spawn(process.execPath, [BIN, ...args], { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let sampledKiB = 0;
     const sampler = gnuTime
@@ -68,7 +71,15 @@ export function measuredRun(
     child.on('close', (code) => {
       clearInterval(sampler);
       const peakKiB = gnuTime ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').at(-1)) : sampledKiB;
-      resolve({ code, stdout, stderr, peakMiB: Math.round(peakKiB / 1024), stdoutBytes, stdoutSha256: hash.digest('hex'), stdoutTail: tail.toString('utf8') });
+      resolve({
+        code,
+        stdout,
+        stderr,
+        peakMiB: Math.round(peakKiB / 1024),
+        stdoutBytes,
+        stdoutSha256: hash.digest('hex'),
+        stdoutTail: tail.toString('utf8'),
+      });
     });
     void feed(child, options.input);
   });
@@ -135,7 +146,14 @@ child.on('close', (code, signal) => {
   );
   return {
     agent,
-    captures: () => (existsSync(out) ? readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []),
+    captures: () =>
+      existsSync(out)
+        ? readFileSync(out, 'utf8')
+            .trim()
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l))
+        : [],
   };
 }
 
@@ -197,7 +215,10 @@ export const socketOf = (env: NodeJS.ProcessEnv): string => join(env.CURSOR_RESU
 const closed = (server: net.Server): Promise<void> => new Promise((resolve) => server.close(() => resolve()));
 
 /** A listener of our own at `socketPath` that records what reaches it and answers as `reply` says (undefined: stall). */
-export function fakeHelper(socketPath: string, reply: (request: { id: number; op: string }) => object | undefined | 'close'): Promise<{ ops: string[]; connections: () => number; close: () => Promise<void> }> {
+export function fakeHelper(
+  socketPath: string,
+  reply: (request: { id: number; op: string }) => object | undefined | 'close',
+): Promise<{ ops: string[]; connections: () => number; close: () => Promise<void> }> {
   const ops: string[] = [];
   let connections = 0;
   const server = net.createServer((socket) => {
@@ -216,7 +237,9 @@ export function fakeHelper(socketPath: string, reply: (request: { id: number; op
       }
     });
   });
-  return new Promise((resolve) => server.listen(socketPath, () => resolve({ ops, connections: () => connections, close: () => closed(server) })));
+  return new Promise((resolve) =>
+    server.listen(socketPath, () => resolve({ ops, connections: () => connections, close: () => closed(server) })),
+  );
 }
 
 /**

@@ -21,7 +21,20 @@ export interface CallerSetup {
 /** One caller process running `messages` as successive user turns. */
 export function runCaller(setup: CallerSetup, messages: string[], extra: string[] = []): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const args = ['--import', TSX, CALLER, '--state', setup.state, '--workspace', setup.workspace, '--record', setup.record, ...extra, '--', ...messages];
+    const args = [
+      '--import',
+      TSX,
+      CALLER,
+      '--state',
+      setup.state,
+      '--workspace',
+      setup.workspace,
+      '--record',
+      setup.record,
+      ...extra,
+      '--',
+      ...messages,
+    ];
     const child = spawn(process.execPath, args, { env: setup.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -41,7 +54,10 @@ export async function runCallerPerTurn(setup: CallerSetup, messages: string[], e
 
 export function readRuns(file: string): AgentRun[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentRun);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as AgentRun);
 }
 
 export const stdinOf = (run: AgentRun): string => Buffer.from(run.stdinBase64, 'base64').toString('utf8');

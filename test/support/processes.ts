@@ -28,7 +28,11 @@ export function watch(child: ChildProcess): { output: { stdout: string; stderr: 
 }
 
 /** Runs `command` to its end: `input` on its stdin, then closed. */
-export function runProcess(command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string | Buffer }): Promise<RunResult> {
+export function runProcess(
+  command: string,
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; input?: string | Buffer },
+): Promise<RunResult> {
   const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
   const { closed } = watch(child);
   child.stdin.end(options.input ?? '');
@@ -55,7 +59,8 @@ export function helperPids(runtimeDir: string): number[] {
     try {
       if (!/helper-server\.c?js/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) continue;
       if (!alive(Number(entry))) continue;
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`CURSOR_RESUME_RUNTIME_DIR=${runtimeDir}`)) pids.push(Number(entry));
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`CURSOR_RESUME_RUNTIME_DIR=${runtimeDir}`))
+        pids.push(Number(entry));
     } catch {
       // exited meanwhile
     }

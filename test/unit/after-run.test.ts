@@ -68,7 +68,10 @@ describe('judge', () => {
     assert.match(j.next === 'retry-fresh' ? j.say : '', /answered as chat other/);
   });
   test('the same with retryFresh off: lost, said, nothing delivered', () => {
-    const j = judge(resumed, run({ wroteOutput: false, stopped: 'session-mismatch' }, { sessionId: 'other' }), { ...OPTIONS, retryFresh: false });
+    const j = judge(resumed, run({ wroteOutput: false, stopped: 'session-mismatch' }, { sessionId: 'other' }), {
+      ...OPTIONS,
+      retryFresh: false,
+    });
     assert.equal(j.next, 'lost');
     assert.match(j.next === 'lost' ? j.error : '', /Nothing was printed and its entry was dropped/);
     assert.equal(settle(resumed, run(), { failure: 'resume', lost: true }, 'a').exit, 1);
@@ -78,7 +81,11 @@ describe('judge', () => {
     assert.deepEqual(j, { next: 'deliver', failure: 'resume', evict: 'chat-1' });
   });
   test('output already shown: never retried, still evicted', () => {
-    assert.deepEqual(judge(resumed, run({ code: 1, stderr: 'Error: failed to resume' }), OPTIONS), { next: 'deliver', failure: 'resume', evict: 'chat-1' });
+    assert.deepEqual(judge(resumed, run({ code: 1, stderr: 'Error: failed to resume' }), OPTIONS), {
+      next: 'deliver',
+      failure: 'resume',
+      evict: 'chat-1',
+    });
   });
   test('a fresh run is never retried', () => {
     assert.equal(judge(fresh, run({ wroteOutput: false, code: 1, stderr: 'chat not found' }), OPTIONS).next, 'deliver');
@@ -88,7 +95,12 @@ describe('judge', () => {
 describe('settle', () => {
   test('a finished turn is recorded with the result text and the calls', () => {
     const s = settled(fresh, run({}, { toolCalls: [{ id: 'c1', name: 'read' }] }));
-    assert.deepEqual(s.update, { kind: 'record', chatId: 'chat-1', reply: { text: 'the answer', calls: [{ id: 'c1', name: 'read' }] }, ended: 'result' });
+    assert.deepEqual(s.update, {
+      kind: 'record',
+      chatId: 'chat-1',
+      reply: { text: 'the answer', calls: [{ id: 'c1', name: 'read' }] },
+      ended: 'result',
+    });
     assert.equal(s.exit, 0);
     assert.equal(s.failure, null);
   });
@@ -99,7 +111,12 @@ describe('settle', () => {
     );
     for (const plan of [fresh, resumed]) {
       const s = settled(plan, facts);
-      assert.deepEqual(s.update, { kind: 'record', chatId: 'chat-1', reply: { text: 'Let me look.', calls: [{ id: 'call_1', name: 'read' }] }, ended: 'tool-calls' });
+      assert.deepEqual(s.update, {
+        kind: 'record',
+        chatId: 'chat-1',
+        reply: { text: 'Let me look.', calls: [{ id: 'call_1', name: 'read' }] },
+        ended: 'tool-calls',
+      });
       assert.equal(s.exit, 143);
       assert.equal(s.failure, null);
     }
@@ -114,7 +131,10 @@ describe('settle', () => {
     assert.equal(s.exit, EXIT_STDOUT_CLOSED);
   });
   test('killed before any tool call: interrupted, the leased chat released as unknown', () => {
-    const facts = run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { results: 0, resultText: undefined, replyText: 'Let me' });
+    const facts = run(
+      { code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' },
+      { results: 0, resultText: undefined, replyText: 'Let me' },
+    );
     assert.deepEqual(settled(resumed, facts).update, { kind: 'release', outcome: 'interrupted', state: 'unknown' });
     assert.equal(settled(fresh, facts).update, null);
     assert.equal(settled(fresh, facts).failure, 'signal');
@@ -122,9 +142,18 @@ describe('settle', () => {
   test('no handover when the agent died of a signal nobody sent us, outlived the signal, or answered as another chat', () => {
     const calls = { results: 0, resultText: undefined, replyText: '', toolCalls: [{ id: 'call_1', name: 'read' }] };
     assert.equal(settled(resumed, run({ code: null, signal: 'SIGKILL' }, calls)).update?.kind, 'release');
-    assert.equal(settled(resumed, run({ code: null, signal: 'SIGKILL', endedByCaller: 'SIGTERM', killedHard: true }, calls)).update?.kind, 'release');
-    assert.equal(settled(fresh, run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { ...calls, replyText: undefined })).update, null);
-    assert.equal(settled(resumed, run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { ...calls, sessionId: 'other' })).update?.kind, 'release');
+    assert.equal(
+      settled(resumed, run({ code: null, signal: 'SIGKILL', endedByCaller: 'SIGTERM', killedHard: true }, calls)).update?.kind,
+      'release',
+    );
+    assert.equal(
+      settled(fresh, run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { ...calls, replyText: undefined })).update,
+      null,
+    );
+    assert.equal(
+      settled(resumed, run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { ...calls, sessionId: 'other' })).update?.kind,
+      'release',
+    );
   });
   test('an unusable chat ID is said, not recorded', () => {
     const s = settled(fresh, run({}, { sessionId: '../etc' }));
@@ -132,12 +161,19 @@ describe('settle', () => {
     assert.match(s.say ?? '', /unusable chat ID/);
   });
   test('a resumed turn that failed before answering keeps its history; after answering, unknown', () => {
-    assert.deepEqual(settled(resumed, run({ code: 1, stderr: 'Error: Authentication required' }, { answerStarted: false, results: 0 })).update, {
+    assert.deepEqual(
+      settled(resumed, run({ code: 1, stderr: 'Error: Authentication required' }, { answerStarted: false, results: 0 })).update,
+      {
+        kind: 'release',
+        outcome: 'auth',
+        state: 'ok',
+      },
+    );
+    assert.deepEqual(settled(resumed, run({ code: 1, stderr: 'fetch failed' }, { results: 0 })).update, {
       kind: 'release',
-      outcome: 'auth',
-      state: 'ok',
+      outcome: 'network',
+      state: 'unknown',
     });
-    assert.deepEqual(settled(resumed, run({ code: 1, stderr: 'fetch failed' }, { results: 0 })).update, { kind: 'release', outcome: 'network', state: 'unknown' });
   });
   test('cursor-agent not found: 127, a message, and a leased chat released as it was', () => {
     const missing = Object.assign(new Error('spawn x ENOENT'), { code: 'ENOENT' });

@@ -4,9 +4,22 @@ import { buildAgentArgv, parseCallerArgs } from '../../src/agent/argv.js';
 
 describe('the caller command line', () => {
   test("ours are removed, cursor-agent's kept in order", () => {
-    const c = parseCallerArgs(['--print', '--dry-run', '--output-format', 'stream-json', '--verbose', '--trace', '/tmp/t', '--model=gpt-5', '-f']);
+    const c = parseCallerArgs([
+      '--print',
+      '--dry-run',
+      '--output-format',
+      'stream-json',
+      '--verbose',
+      '--trace',
+      '/tmp/t',
+      '--model=gpt-5',
+      '-f',
+    ]);
     assert.deepEqual(c.agentArgs, ['--print', '--output-format', 'stream-json', '--model', 'gpt-5', '-f']);
-    assert.deepEqual([c.dryRun, c.verbose, c.trace, c.model, c.outputFormat, c.print], [true, true, '/tmp/t', 'gpt-5', 'stream-json', true]);
+    assert.deepEqual(
+      [c.dryRun, c.verbose, c.trace, c.model, c.outputFormat, c.print],
+      [true, true, '/tmp/t', 'gpt-5', 'stream-json', true],
+    );
   });
   test('a flag value that looks like ours is a value', () => {
     const c = parseCallerArgs(['--model', '--dry-run']);

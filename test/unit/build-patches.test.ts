@@ -49,7 +49,12 @@ async function bundled(): Promise<string> {
 /** Runs a CommonJS bundle as boot.cjs does, with `importBeside` as its __importBeside. */
 function load(code: string, importBeside: (specifier: string) => unknown): Record<string, () => unknown> {
   const module = { exports: {} as Record<string, () => unknown> };
-  new Function('exports', 'require', 'module', '__importBeside', code)(module.exports, createRequire(import.meta.url), module, importBeside);
+  new Function('exports', 'require', 'module', '__importBeside', code)(
+    module.exports,
+    createRequire(import.meta.url),
+    module,
+    importBeside,
+  );
   return module.exports;
 }
 
@@ -60,7 +65,11 @@ describe('the build patches, on what esbuild emits', () => {
     const patched = cheapBuiltinImports(raw, 'probe');
     assert.doesNotMatch(patched, /__toESM\(require\("node:/);
     assert.match(patched, /__builtin\(require\("node:fs"\)\)/);
-    const [fsSeen, pathSeen, Emitter] = load(importsThroughBoot(patched, 'probe'), () => undefined).builtins!() as [typeof fs, typeof path, unknown];
+    const [fsSeen, pathSeen, Emitter] = load(importsThroughBoot(patched, 'probe'), () => undefined).builtins!() as [
+      typeof fs,
+      typeof path,
+      unknown,
+    ];
     assert.equal(fsSeen.readFileSync, fs.readFileSync);
     assert.equal(pathSeen.join, path.join);
     assert.equal(Emitter, EventEmitter);
@@ -75,12 +84,21 @@ describe('the build patches, on what esbuild emits', () => {
   });
 
   test('a patch that finds nothing of the shape it relies on fails the build, naming the file', () => {
-    assert.throws(() => cheapBuiltinImports('var fs = require("node:fs");', 'dist/cli.cjs'), /^Error: dist\/cli\.cjs: no builtin import .*esbuild's output changed$/);
+    assert.throws(
+      () => cheapBuiltinImports('var fs = require("node:fs");', 'dist/cli.cjs'),
+      /^Error: dist\/cli\.cjs: no builtin import .*esbuild's output changed$/,
+    );
     assert.throws(
       () => cheapBuiltinImports('a(__toESM(require("node:fs"), 1)); b(__toESM(require("node:os")));', 'dist/cli.cjs'),
       /^Error: dist\/cli\.cjs: a builtin import the patch did not recognise, at offset \d+/,
     );
-    assert.throws(() => importsThroughBoot('require("./program.js")', 'dist/cli.cjs'), /^Error: dist\/cli\.cjs: no import\("\.\/\.\.\."\) of the files beside it/);
-    assert.throws(() => importsThroughBoot('import("./program.js"); import(name);', 'dist/cli.cjs'), /^Error: dist\/cli\.cjs still has an import\(\) boot\.cjs cannot serve, at offset \d+$/);
+    assert.throws(
+      () => importsThroughBoot('require("./program.js")', 'dist/cli.cjs'),
+      /^Error: dist\/cli\.cjs: no import\("\.\/\.\.\."\) of the files beside it/,
+    );
+    assert.throws(
+      () => importsThroughBoot('import("./program.js"); import(name);', 'dist/cli.cjs'),
+      /^Error: dist\/cli\.cjs still has an import\(\) boot\.cjs cannot serve, at offset \d+$/,
+    );
   });
 });

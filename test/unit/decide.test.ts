@@ -20,8 +20,18 @@ describe('resume switch: CURSOR_RESUME_ENABLED, the file, then CURSOR_ACP_SESSIO
   // What the run path says of a value it ignores: one line each.
   const ignored = (env: NodeJS.ProcessEnv) => resolveRunSettings(env, {}, NO_FILE).ignored;
   for (const [value, expected] of [
-    ['1', true], ['true', true], ['TRUE', true], [' on ', true], ['Yes', true], ['\ttrue\n', true],
-    [undefined, false], ['', false], ['0', false], ['false', false], ['off', false], ['no', false],
+    ['1', true],
+    ['true', true],
+    ['TRUE', true],
+    [' on ', true],
+    ['Yes', true],
+    ['\ttrue\n', true],
+    [undefined, false],
+    ['', false],
+    ['0', false],
+    ['false', false],
+    ['off', false],
+    ['no', false],
   ] as const) {
     test(`CURSOR_ACP_SESSION_RESUME=${JSON.stringify(value)} → ${expected}, nothing said`, () => {
       const env = { CURSOR_ACP_SESSION_RESUME: value };
@@ -40,7 +50,9 @@ describe('resume switch: CURSOR_RESUME_ENABLED, the file, then CURSOR_ACP_SESSIO
       const env = { CURSOR_ACP_SESSION_RESUME: value };
       const run = resolveRunSettings(env, {}, NO_FILE);
       assert.equal(run.settings.resume, false);
-      assert.deepEqual(run.ignored, [`ignoring resume (from CURSOR_ACP_SESSION_RESUME): "${value}" is neither on (1, true, on, yes) nor off (0, false, off, no); unset CURSOR_ACP_SESSION_RESUME or fix its value`]);
+      assert.deepEqual(run.ignored, [
+        `ignoring resume (from CURSOR_ACP_SESSION_RESUME): "${value}" is neither on (1, true, on, yes) nor off (0, false, off, no); unset CURSOR_ACP_SESSION_RESUME or fix its value`,
+      ]);
       assert.throws(() => resolve(env), /CURSOR_ACP_SESSION_RESUME/);
     });
     test(`CURSOR_RESUME_ENABLED=${value}: ignored with a line naming it, the next source deciding`, () => {
@@ -48,7 +60,10 @@ describe('resume switch: CURSOR_RESUME_ENABLED, the file, then CURSOR_ACP_SESSIO
       const run = resolveRunSettings(env, {}, NO_FILE);
       assert.equal(run.settings.resume, true);
       assert.equal(run.ignored.length, 1);
-      assert.match(run.ignored[0]!, /^ignoring resume \(from CURSOR_RESUME_ENABLED\): "\w+" is not a boolean[^\n]*; unset CURSOR_RESUME_ENABLED or fix its value$/);
+      assert.match(
+        run.ignored[0]!,
+        /^ignoring resume \(from CURSOR_RESUME_ENABLED\): "\w+" is not a boolean[^\n]*; unset CURSOR_RESUME_ENABLED or fix its value$/,
+      );
     });
   }
   test('the config file decides before CURSOR_ACP_SESSION_RESUME, after CURSOR_RESUME_ENABLED', () => {
@@ -74,7 +89,15 @@ describe('anchor', () => {
     assert.equal(anchor(base), anchor({ messages: [sys('s'), user([{ type: 'text', text: 'hello' }])] }));
   });
   test('an image in the opener changes the anchor', () => {
-    const withImage = { messages: [sys('s'), user([{ type: 'text', text: 'hello' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }])] };
+    const withImage = {
+      messages: [
+        sys('s'),
+        user([
+          { type: 'text', text: 'hello' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+        ]),
+      ],
+    };
     assert.notEqual(anchor(base), anchor(withImage));
   });
   test('workspace, model and opener each change it', () => {
@@ -113,15 +136,22 @@ describe('side calls', () => {
     assert.equal(d.reason, 'side-call');
   });
   test('a real message that mentions a title generator is not a side call', () => {
-    for (const text of ['Please write a title generator in Rust', 'You are a title generator, my friend said', 'Can you Generate a title for this conversation: later?']) {
+    for (const text of [
+      'Please write a title generator in Rust',
+      'You are a title generator, my friend said',
+      'Can you Generate a title for this conversation: later?',
+    ]) {
       const d = decideFor({ messages: [sys('You are a coding agent.'), user(`Hi. ${text}`)] }, []);
       assert.equal(d.reason, 'no-entry', text);
       assert.equal(d.record, true);
     }
   });
-  test("each title phrase only in its own role: a real conversation may open with the other one", () => {
+  test('each title phrase only in its own role: a real conversation may open with the other one', () => {
     for (const messages of [
-      [sys('You are opencode, a coding agent.'), user('You are a title generator for my blog app: write generateTitle(post) in src/title.ts')],
+      [
+        sys('You are opencode, a coding agent.'),
+        user('You are a title generator for my blog app: write generateTitle(post) in src/title.ts'),
+      ],
       [user('You are a title generator: that is the prompt my app sends. Why does it return two lines?')],
       [sys('Generate a title for this conversation: is the prompt our summariser uses; keep it stable.'), user('fix the bug')],
     ]) {
@@ -136,16 +166,25 @@ describe('side calls', () => {
     const sideCall = (messages: unknown[]) => analyzeTurn(parseTranscript(JSON.stringify({ messages })), context).sideCall;
     assert.deepEqual(resolveSettings({}, {}, {}).settings.sideCallPatterns, [], 'none configured by default');
     // OpenCode's title request is still one.
-    assert.equal(sideCall([sys('You are a title generator. You output ONLY a thread title.'), user('Generate a title for this conversation:\nhi')])?.role, 'system');
+    assert.equal(
+      sideCall([sys('You are a title generator. You output ONLY a thread title.'), user('Generate a title for this conversation:\nhi')])
+        ?.role,
+      'system',
+    );
     assert.equal(sideCall([sys('x'), user('Generate a title for this conversation:\nhi')])?.role, 'user');
     assert.deepEqual(sideCall([sys('x'), user('  Summarize the chat so far')]), { pattern: '^(?:Summarize)', role: 'user' });
-    assert.deepEqual(sideCall([sys('You are a compaction agent.'), user('hi')]), { pattern: '^(?:You are a (summary|compaction) agent)', role: 'system' });
+    assert.deepEqual(sideCall([sys('You are a compaction agent.'), user('hi')]), {
+      pattern: '^(?:You are a (summary|compaction) agent)',
+      role: 'system',
+    });
     // Anywhere else in the message, the phrase is just words.
     assert.equal(sideCall([sys('x'), user('Please do not Summarize; fix the bug')]), null);
     assert.equal(sideCall([sys('Be brief. You are a summary agent'), user('hi')]), null);
   });
   test('a side call never resumes even when its anchor has an entry', () => {
-    const title: Body = { messages: [sys('You are a title generator. You output ONLY a thread title.'), user('remember: the port is 8080')] };
+    const title: Body = {
+      messages: [sys('You are a title generator. You output ONLY a thread title.'), user('remember: the port is 8080')],
+    };
     const d = decideFor({ ...title, messages: [...title.messages, asst('x'), user('y')] }, [branchAfter(title, { text: 'x' })]);
     assert.equal(d.decision, 'fresh');
     assert.equal(d.reason, 'side-call');
@@ -160,12 +199,24 @@ describe('tool fingerprint', () => {
     assert.equal(toolsFingerprint(fp([read, task])), toolsFingerprint(fp([task, read])));
   });
   test('order of keys inside a schema does not matter', () => {
-    const reordered = { type: 'function', function: { parameters: { properties: { mode: { enum: ['a', 'b'] }, path: { type: 'string' } }, type: 'object' }, description: 'Read a file', name: 'read' } };
+    const reordered = {
+      type: 'function',
+      function: {
+        parameters: { properties: { mode: { enum: ['a', 'b'] }, path: { type: 'string' } }, type: 'object' },
+        description: 'Read a file',
+        name: 'read',
+      },
+    };
     assert.equal(toolsFingerprint(fp([read])), toolsFingerprint(fp([reordered])));
   });
   test('a nested enum, a description (the Task subagent list) or a name changes it', () => {
     const base = toolsFingerprint(fp([read, task]));
-    assert.notEqual(base, toolsFingerprint(fp([fn('read', 'Read a file', { type: 'object', properties: { path: { type: 'string' }, mode: { enum: ['a', 'c'] } } }), task])));
+    assert.notEqual(
+      base,
+      toolsFingerprint(
+        fp([fn('read', 'Read a file', { type: 'object', properties: { path: { type: 'string' }, mode: { enum: ['a', 'c'] } } }), task]),
+      ),
+    );
     assert.notEqual(base, toolsFingerprint(fp([read, fn('task', 'Launch a subagent: general, explore, review', { type: 'object' })])));
     assert.notEqual(base, toolsFingerprint(fp([read, fn('task2', 'Launch a subagent: general, explore', { type: 'object' })])));
     assert.notEqual(base, toolsFingerprint(fp([read])));
@@ -199,7 +250,11 @@ describe('prefix proof and delta', () => {
     });
     const [system, said, replied] = ['You are a coding agent.', 'What is the port?', 'Noted. The port is 8080.'];
     assert.equal(decideFor(next(system, said, replied), [branch]).reason, 'delta');
-    assert.equal(decideFor(next(system, said, '  Noted.\n\nThe  port is 8080. '), [branch]).reason, 'delta', "cursor's reply: whitespace normalised");
+    assert.equal(
+      decideFor(next(system, said, '  Noted.\n\nThe  port is 8080. '), [branch]).reason,
+      'delta',
+      "cursor's reply: whitespace normalised",
+    );
     for (const [what, body] of [
       ['two spaces in a user message', next(system, 'What is  the port?', replied)],
       ['a trailing newline in a user message', next(system, `${said}\n`, replied)],
@@ -215,10 +270,20 @@ describe('prefix proof and delta', () => {
   test('the anchor names the concrete model: a provider prefix, on the command line or in the transcript, is stripped', () => {
     const settings = resolveSettings({}, {}, {}).settings;
     const anchorWith = (line: string[], model?: string) =>
-      analyzeTurn(parseTranscript(JSON.stringify({ ...turn1, ...(model ? { model } : {}) })), { caller: parseCallerArgs(line), settings, env: {}, workspace: '/w' });
+      analyzeTurn(parseTranscript(JSON.stringify({ ...turn1, ...(model ? { model } : {}) })), {
+        caller: parseCallerArgs(line),
+        settings,
+        env: {},
+        workspace: '/w',
+      });
     const plain = anchorWith(['--model', 'gpt-5']);
     assert.equal(plain.model, 'gpt-5');
-    for (const [line, model] of [[['--model', 'cursor-acp/gpt-5']], [[], 'cursor-acp/gpt-5'], [[], 'gpt-5'], [['--model=cursor-acp/gpt-5'], 'other/model']] as const) {
+    for (const [line, model] of [
+      [['--model', 'cursor-acp/gpt-5']],
+      [[], 'cursor-acp/gpt-5'],
+      [[], 'gpt-5'],
+      [['--model=cursor-acp/gpt-5'], 'other/model'],
+    ] as const) {
       const a = anchorWith([...line], model);
       assert.equal(a.model, 'gpt-5', JSON.stringify([line, model]));
       assert.equal(a.anchor, plain.anchor, JSON.stringify([line, model]));
@@ -233,9 +298,15 @@ describe('prefix proof and delta', () => {
   });
   test('an edited, removed or reordered earlier message is a divergence', () => {
     const branch = branchAfter(turn1, reply1);
-    const edited = { ...turn2, messages: [sys('You are a coding agent.'), user('remember: the port is 8081'), asst('Noted. The port is 8080.'), user('?')] };
+    const edited = {
+      ...turn2,
+      messages: [sys('You are a coding agent.'), user('remember: the port is 8081'), asst('Noted. The port is 8080.'), user('?')],
+    };
     const removed = { ...turn2, messages: [user('remember: the port is 8080'), asst('Noted. The port is 8080.'), user('?')] };
-    const reordered = { ...turn2, messages: [user('remember: the port is 8080'), sys('You are a coding agent.'), asst('Noted. The port is 8080.'), user('?')] };
+    const reordered = {
+      ...turn2,
+      messages: [user('remember: the port is 8080'), sys('You are a coding agent.'), asst('Noted. The port is 8080.'), user('?')],
+    };
     // An edited opener is another conversation (another anchor): its lookup finds no entry.
     assert.notEqual(analysisOf(edited).anchor, branch.anchor);
     for (const body of [removed, reordered]) {
@@ -244,7 +315,17 @@ describe('prefix proof and delta', () => {
       assert.equal(d.reason, 'diverged');
       assert.match(d.detail, /^0 of 3 known messages match; message 1/);
     }
-    const editedLater = { ...turn2, messages: [sys('You are a coding agent.'), user('remember: the port is 8080'), asst('Noted. The port is 8080.'), user('q'), asst('a'), user('next')] };
+    const editedLater = {
+      ...turn2,
+      messages: [
+        sys('You are a coding agent.'),
+        user('remember: the port is 8080'),
+        asst('Noted. The port is 8080.'),
+        user('q'),
+        asst('a'),
+        user('next'),
+      ],
+    };
     const branch2 = branchAfter({ ...turn2, messages: editedLater.messages.slice(0, 4) }, { text: 'a' });
     const changed = { ...editedLater, messages: editedLater.messages.map((m, i) => (i === 3 ? user('Q') : m)) };
     assert.equal(decideFor(editedLater, [branch2]).decision, 'resume-delta');
@@ -278,7 +359,17 @@ describe('prefix proof and delta', () => {
     assert.equal(decideFor(t2, [branch]).reason, 'diverged');
   });
   test('an image in the new messages is never sent as a delta', () => {
-    const t3 = { ...turn2, messages: [...turn1.messages, asst('Noted. The port is 8080.'), user([{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }])] };
+    const t3 = {
+      ...turn2,
+      messages: [
+        ...turn1.messages,
+        asst('Noted. The port is 8080.'),
+        user([
+          { type: 'text', text: 'look' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+        ]),
+      ],
+    };
     const fresh = decideFor(t3, [branchAfter(turn1, reply1)]);
     assert.equal(fresh.decision, 'fresh');
     assert.equal(fresh.reason, 'unsafe-delta');
@@ -343,7 +434,8 @@ describe('entry state', () => {
     assert.equal(d.reason, 'no-cache');
     assert.equal(d.record, false);
   });
-  test('the caller chose a chat itself', () => assert.equal(decideFor(turn2, [branchAfter(turn1, reply1)], { callerResume: true }).reason, 'caller-resume'));
+  test('the caller chose a chat itself', () =>
+    assert.equal(decideFor(turn2, [branchAfter(turn1, reply1)], { callerResume: true }).reason, 'caller-resume'));
 });
 
 describe('chat IDs', () => {

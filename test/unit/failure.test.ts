@@ -30,7 +30,11 @@ const TEXTS: Array<[string, string, FailureKind]> = [
   ['deadline exceeded', 'Error: T: [deadline_exceeded]', 'network'],
   ['connection stalled', 'Error: T: Connection stalled', 'network'],
   ['fetch failed', 'Error: fetch failed', 'network'],
-  ...['ECONNREFUSED', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN'].map((code): [string, string, FailureKind] => [code, `Error: connect ${code} 104.18.19.125:443`, 'network']),
+  ...['ECONNREFUSED', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN'].map((code): [string, string, FailureKind] => [
+    code,
+    `Error: connect ${code} 104.18.19.125:443`,
+    'network',
+  ]),
   // The resume-specific texts wrappers match.
   ['session not found', `Error: session not found: ${CHAT}`, 'resume'],
   ['chat not found', `Error: chat not found: ${CHAT}`, 'resume'],
@@ -60,7 +64,11 @@ describe("the stand-in's failure modes", () => {
     ['auth', AUTH_REQUIRED, 'auth'],
     ['invalid-session-token', INVALID_SESSION_TOKEN, 'auth'],
     ['usage-limit', usageLimit(new Date('2026-02-13T00:00:00Z')), 'quota'],
-    ...['ECONNREFUSED', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', 'ENOTFOUND'].map((code): [string, string, FailureKind] => [`network=${code}`, network(code), 'network']),
+    ...['ECONNREFUSED', 'ETIMEDOUT', 'ECONNRESET', 'EAI_AGAIN', 'ENOTFOUND'].map((code): [string, string, FailureKind] => [
+      `network=${code}`,
+      network(code),
+      'network',
+    ]),
     ['model-error=resource_exhausted', modelError('resource_exhausted'), 'quota'],
     ['model-error=unavailable', modelError('unavailable'), 'network'],
     ['model-error=deadline_exceeded', modelError('deadline_exceeded'), 'network'],
@@ -68,7 +76,11 @@ describe("the stand-in's failure modes", () => {
     ['model-error=internal', modelError('internal'), 'model'],
     ['trust-required', trustRequired('/work/project'), 'other'],
     ['model-unavailable', modelUnavailable('gpt-9'), 'model'],
-    ...(['not-found', 'expired', 'failed', 'invalid', 'no-such'] as const).map((kind): [string, string, FailureKind] => [`resume-not-found=${kind}`, resumeFailure(kind, CHAT), 'resume']),
+    ...(['not-found', 'expired', 'failed', 'invalid', 'no-such'] as const).map((kind): [string, string, FailureKind] => [
+      `resume-not-found=${kind}`,
+      resumeFailure(kind, CHAT),
+      'resume',
+    ]),
   ];
   for (const [mode, stderr, kind] of modes) {
     test(`${mode} → ${kind}`, () => assert.equal(failed(stderr), kind));

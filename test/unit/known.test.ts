@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { KnownSequence, pack, prefixHash, prefixHashes } from '../../src/cache/known.js';
 import { provePrefix, searchShared, sharedPrefix } from '../../src/resume/prefix.js';
 
-const digests = (n: number, seed: string): string[] => Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}${i}`).digest('hex').slice(0, 32));
+const digests = (n: number, seed: string): string[] =>
+  Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}${i}`).digest('hex').slice(0, 32));
 
 /** The search run against two sequences, counting its rounds. */
 function search(mine: string[], theirs: string[]): { shared: number; rounds: number } {
@@ -23,9 +24,13 @@ describe('prefix hashes', () => {
   test('equal exactly when the prefixes are; one pass gives the same hashes as one at a time', () => {
     const seq = digests(50, 's');
     const other = seq.map((d, i) => (i === 20 ? 'e'.repeat(32) : d));
-    for (const count of [0, 1, 20, 21, 50]) assert.equal(prefixHash(pack(seq), count) === prefixHash(pack(other), count), count <= 20, String(count));
+    for (const count of [0, 1, 20, 21, 50])
+      assert.equal(prefixHash(pack(seq), count) === prefixHash(pack(other), count), count <= 20, String(count));
     const counts = [50, 0, 7, 7, 33];
-    assert.deepEqual(prefixHashes(pack(seq), counts), counts.map((c) => prefixHash(pack(seq), c)));
+    assert.deepEqual(
+      prefixHashes(pack(seq), counts),
+      counts.map((c) => prefixHash(pack(seq), c)),
+    );
   });
 
   test('a known sequence appended to hashes as the whole', () => {

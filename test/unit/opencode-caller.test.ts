@@ -8,13 +8,25 @@ import { StreamReader } from '../fixtures/opencode-caller/stream.js';
 import { toOpenCodeCall } from '../fixtures/opencode-caller/tools.js';
 
 const line = (event: object): string => `${JSON.stringify(event)}\n`;
-const assistant = (text: string, extra: object = {}): string => line({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text }] }, session_id: 's1', ...extra });
-const started = { type: 'tool_call', subtype: 'started', call_id: 'call_1', tool_call: { shellToolCall: { args: { command: 'ls', workingDirectory: '/ws' } } }, session_id: 's1' };
+const assistant = (text: string, extra: object = {}): string =>
+  line({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text }] }, session_id: 's1', ...extra });
+const started = {
+  type: 'tool_call',
+  subtype: 'started',
+  call_id: 'call_1',
+  tool_call: { shellToolCall: { args: { command: 'ls', workingDirectory: '/ws' } } },
+  session_id: 's1',
+};
 
 describe('StreamReader', () => {
   test('the text is the deltas; the flush before a tool call and the final flush repeat them', () => {
     const r = new StreamReader();
-    const stream = assistant('Hel', { timestamp_ms: 1 }) + assistant('lo', { timestamp_ms: 2 }) + assistant('Hello', { timestamp_ms: 3, model_call_id: 'm' }) + assistant('Hello') + line({ type: 'result', result: 'Hello', session_id: 's1' });
+    const stream =
+      assistant('Hel', { timestamp_ms: 1 }) +
+      assistant('lo', { timestamp_ms: 2 }) +
+      assistant('Hello', { timestamp_ms: 3, model_call_id: 'm' }) +
+      assistant('Hello') +
+      line({ type: 'result', result: 'Hello', session_id: 's1' });
     // Fed in pieces that cut lines (and a character) anywhere.
     for (let i = 0; i < stream.length; i += 7) assert.equal(r.push(stream.slice(i, i + 7)), undefined);
     assert.deepEqual([r.text, r.result, r.sessionId], ['Hello', 'Hello', 's1']);
@@ -36,23 +48,43 @@ describe('StreamReader', () => {
   });
 });
 
-const tool = (name: string, properties: Record<string, unknown> = {}): ToolDef => ({ name, description: name, parameters: { type: 'object', properties } });
+const tool = (name: string, properties: Record<string, unknown> = {}): ToolDef => ({
+  name,
+  description: name,
+  parameters: { type: 'object', properties },
+});
 
 describe('toOpenCodeCall', () => {
   test("shellToolCall becomes shell: workingDirectory renamed cwd, the default timeout added, Cursor's call_id kept", () => {
     const tools = [tool('shell', { command: {}, timeout: {}, cwd: {} }), tool('bash')];
-    assert.deepEqual(toOpenCodeCall({ callId: 'call_1', toolCall: started.tool_call }, tools), { id: 'call_1', name: 'shell', arguments: '{"command":"ls","cwd":"/ws","timeout":30}' });
+    assert.deepEqual(toOpenCodeCall({ callId: 'call_1', toolCall: started.tool_call }, tools), {
+      id: 'call_1',
+      name: 'shell',
+      arguments: '{"command":"ls","cwd":"/ws","timeout":30}',
+    });
   });
 
   test('without a shell tool, bash; a tool OpenCode does not offer maps to nothing', () => {
     assert.equal(toOpenCodeCall({ callId: 'c', toolCall: started.tool_call }, [tool('bash')])?.name, 'bash');
     assert.equal(toOpenCodeCall({ callId: 'c', toolCall: { readToolCall: { args: { path: '/a' } } } }, [tool('bash')]), undefined);
-    assert.deepEqual(toOpenCodeCall({ callId: 'c', toolCall: { readToolCall: { args: { path: '/a' } } } }, [tool('read')]), { id: 'c', name: 'read', arguments: '{"path":"/a"}' });
+    assert.deepEqual(toOpenCodeCall({ callId: 'c', toolCall: { readToolCall: { args: { path: '/a' } } } }, [tool('read')]), {
+      id: 'c',
+      name: 'read',
+      arguments: '{"path":"/a"}',
+    });
   });
 });
 
 describe("the plugin's resume cache", () => {
-  const request = (...users: string[]): Request => ({ tools: [tool('read')], messages: users.flatMap((u) => [{ role: 'user' as const, content: u }, { role: 'assistant' as const, content: 'ok' }]).slice(0, -1) });
+  const request = (...users: string[]): Request => ({
+    tools: [tool('read')],
+    messages: users
+      .flatMap((u) => [
+        { role: 'user' as const, content: u },
+        { role: 'assistant' as const, content: 'ok' },
+      ])
+      .slice(0, -1),
+  });
 
   test('the next turn of the same conversation finds the chat; a diverged one, other tools or another model do not', () => {
     const cache = new PluginResumeCache();
@@ -84,17 +116,35 @@ describe('layouts beyond the captures', () => {
 
   test('two calls in a row: both in the full prompt, the closing line once; the delta holds only the latest', () => {
     const full = renderFull(request);
-    assert.match(full, /\n\nASSISTANT: Reading\.\n\n\ntool_call\(id: c1, name: read, args: \{\}\)\n\nTOOL_RESULT \(name: read, call_id: c1\): one\n\n\nASSISTANT: tool_call\(id: c2, name: shell, args: \{\}\)\n\nTOOL_RESULT \(name: shell, call_id: c2\): two\n\nThe above tool calls/);
+    assert.match(
+      full,
+      /\n\nASSISTANT: Reading\.\n\n\ntool_call\(id: c1, name: read, args: \{\}\)\n\nTOOL_RESULT \(name: read, call_id: c1\): one\n\n\nASSISTANT: tool_call\(id: c2, name: shell, args: \{\}\)\n\nTOOL_RESULT \(name: shell, call_id: c2\): two\n\nThe above tool calls/,
+    );
     assert.equal(full.split('The above tool calls have been executed').length, 2);
     assert.equal(renderFull(parseFull(full)), full);
     const delta = renderDelta(request);
-    assert.match(delta, /^SYSTEM: opencode bridge mode is active\.\n[\s\S]*\n\nASSISTANT: tool_call\(id: c2, name: shell, args: \{\}\)\n\nTOOL_RESULT \(name: shell, call_id: c2\): two\n\nThe above tool calls have been executed\. Continue your response based on these results\.\n\nSYSTEM: OpenCode Task bridge mode is active\./);
+    assert.match(
+      delta,
+      /^SYSTEM: opencode bridge mode is active\.\n[\s\S]*\n\nASSISTANT: tool_call\(id: c2, name: shell, args: \{\}\)\n\nTOOL_RESULT \(name: shell, call_id: c2\): two\n\nThe above tool calls have been executed\. Continue your response based on these results\.\n\nSYSTEM: OpenCode Task bridge mode is active\./,
+    );
     assert.doesNotMatch(delta, /c1/);
   });
 
   test('no write or task tool: no bridge blocks; a tool result without a known call keeps no name', () => {
-    const prompt = renderFull({ tools: [], messages: [{ role: 'user', content: 'hi' }, { role: 'tool', toolCallId: 'x', content: 'out' }] });
-    assert.equal(prompt, 'USER: hi\n\nTOOL_RESULT (call_id: x): out\n\nThe above tool calls have been executed. Continue your response based on these results.');
-    assert.throws(() => renderDelta({ tools: [], messages: [{ role: 'assistant', content: 'a' }] }), /the last message is the assistant's: no delta to send/);
+    const prompt = renderFull({
+      tools: [],
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'tool', toolCallId: 'x', content: 'out' },
+      ],
+    });
+    assert.equal(
+      prompt,
+      'USER: hi\n\nTOOL_RESULT (call_id: x): out\n\nThe above tool calls have been executed. Continue your response based on these results.',
+    );
+    assert.throws(
+      () => renderDelta({ tools: [], messages: [{ role: 'assistant', content: 'a' }] }),
+      /the last message is the assistant's: no delta to send/,
+    );
   });
 });

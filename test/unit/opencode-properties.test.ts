@@ -106,11 +106,19 @@ const FAKES = [
 ];
 const word = fc.constantFrom('alpha', 'beta', 'port 8080', '"quoted"', 'é', '{"a":1}', 'USER:', 'x)');
 const space = fc.constantFrom(' ', '\n', '\n\n', '\t');
-const text = fc.array(fc.oneof({ weight: 4, arbitrary: word }, { weight: 2, arbitrary: space }, { weight: 2, arbitrary: fc.constantFrom(...FAKES) }), { maxLength: 6 }).map((p) => p.join(''));
+const text = fc
+  .array(fc.oneof({ weight: 4, arbitrary: word }, { weight: 2, arbitrary: space }, { weight: 2, arbitrary: fc.constantFrom(...FAKES) }), {
+    maxLength: 6,
+  })
+  .map((p) => p.join(''));
 const plainText = fc.array(word, { minLength: 1, maxLength: 3 }).map((p) => p.join(' '));
 
 const callId = fc.constantFrom('call_1', 'call_2', 'call_3', 'call_a1b2');
-const call = fc.record({ id: callId, name: fc.constantFrom('read', 'oc_read', 'shell'), args: fc.constantFrom('{}', '{"path":"a.txt"}', '{"cwd":"/w","timeout":60}') });
+const call = fc.record({
+  id: callId,
+  name: fc.constantFrom('read', 'oc_read', 'shell'),
+  args: fc.constantFrom('{}', '{"path":"a.txt"}', '{"cwd":"/w","timeout":60}'),
+});
 const message = (t: fc.Arbitrary<string>): fc.Arbitrary<M> =>
   fc.oneof(
     fc.record({ role: fc.constant('user' as const), text: t }),
@@ -118,12 +126,23 @@ const message = (t: fc.Arbitrary<string>): fc.Arbitrary<M> =>
     fc.record({ role: fc.constant('tool' as const), id: callId, name: fc.constantFrom('read', ''), output: t }),
     fc.record({ role: fc.constant('system' as const), text: t }),
   );
-const frames = fc.record({ bridge: fc.boolean(), tools: fc.option(fc.constantFrom('- read: Read a file\n  Parameters: {}', '- read: Read\n\nfiles\n  Parameters: {}'), { nil: null }), list: fc.boolean(), task: fc.boolean() });
+const frames = fc.record({
+  bridge: fc.boolean(),
+  tools: fc.option(fc.constantFrom('- read: Read a file\n  Parameters: {}', '- read: Read\n\nfiles\n  Parameters: {}'), { nil: null }),
+  list: fc.boolean(),
+  task: fc.boolean(),
+});
 /** Cursor's reply: its text, and its calls under Cursor's own names. */
-const reply = (t: fc.Arbitrary<string>) => fc.record({ text: t, calls: fc.array(fc.record({ id: callId, name: fc.constantFrom('readToolCall', 'shellToolCall') }), { maxLength: 2 }) });
+const reply = (t: fc.Arbitrary<string>) =>
+  fc.record({
+    text: t,
+    calls: fc.array(fc.record({ id: callId, name: fc.constantFrom('readToolCall', 'shellToolCall') }), { maxLength: 2 }),
+  });
 
 const conversation = (t: fc.Arbitrary<string>) =>
-  fc.tuple(t, t, fc.array(message(t), { maxLength: 5 })).map(([system, opener, rest]): M[] => [{ role: 'system', text: system }, { role: 'user', text: opener }, ...rest]);
+  fc
+    .tuple(t, t, fc.array(message(t), { maxLength: 5 }))
+    .map(([system, opener, rest]): M[] => [{ role: 'system', text: system }, { role: 'user', text: opener }, ...rest]);
 
 /**
  * The system messages before the conversation begins are OpenCode's own (its prompt,
@@ -138,7 +157,8 @@ const listInLeadingSystem = (ms: M[]): boolean => {
 
 // ---- the engine -------------------------------------------------------------------------
 
-const analysisOf = (text: string): Analysis => analyze(parseTranscript(text), { workspace: '/work/project', model: 'auto', sideCallPatterns: PATTERNS });
+const analysisOf = (text: string): Analysis =>
+  analyze(parseTranscript(text), { workspace: '/work/project', model: 'auto', sideCallPatterns: PATTERNS });
 
 function branchOf(a: Analysis, r: { text: string; calls: Array<{ id: string; name: string }> }): KnownBranch {
   return {
@@ -202,7 +222,8 @@ function applyEdit(ms: M[], e: Edit, span: number): M[] {
       else if (target) out[at] = { ...target, text: target.text + e.text };
       break;
     case 'call-id':
-      if (target?.role === 'assistant' && target.calls[0]) out[at] = { ...target, calls: [{ ...target.calls[0], id: `${target.calls[0].id}x` }, ...target.calls.slice(1)] };
+      if (target?.role === 'assistant' && target.calls[0])
+        out[at] = { ...target, calls: [{ ...target.calls[0], id: `${target.calls[0].id}x` }, ...target.calls.slice(1)] };
       break;
   }
   return out;
@@ -229,7 +250,13 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
           fc.pre(!listInLeadingSystem(c1) && !listInLeadingSystem(c2));
           // OpenCode's history keeps the whole first turn's frames' choice per turn: f2 may differ from f1.
           const a2 = analysisOf(prompt(c2, { ...f2, tools: f1.tools }));
-          const d = decide({ analysis: a2, settings: { enabled: true, unsafeDelta }, callerResume: false, branches: [matchedTo(branchOf(a1, r), a2)], missingChats: new Set() });
+          const d = decide({
+            analysis: a2,
+            settings: { enabled: true, unsafeDelta },
+            callerResume: false,
+            branches: [matchedTo(branchOf(a1, r), a2)],
+            missingChats: new Set(),
+          });
           if (d.decision === 'fresh') return;
           // The chat knows c1 and its own reply: the transcript must begin with them, message for message.
           assert.ok(
@@ -256,10 +283,17 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
           assert.equal(a1.conversation.shape, 'opencode-text');
           const kept = asKept(r, mapped);
           // The reply's calls answered first (OpenCode runs them), then the user's next message.
-          const results: M[] = kept.role === 'assistant' ? kept.calls.map((c) => ({ role: 'tool', id: c.id, name: c.name, output: 'done' })) : [];
+          const results: M[] =
+            kept.role === 'assistant' ? kept.calls.map((c) => ({ role: 'tool', id: c.id, name: c.name, output: 'done' })) : [];
           const c2: M[] = [...c1, kept, ...results, { role: 'user', text: said }];
           const a2 = analysisOf(prompt(c2, { ...f2, tools: f1.tools }));
-          const d = decide({ analysis: a2, settings: { enabled: true, unsafeDelta: 'fresh' }, callerResume: false, branches: [matchedTo(branchOf(a1, r), a2)], missingChats: new Set() });
+          const d = decide({
+            analysis: a2,
+            settings: { enabled: true, unsafeDelta: 'fresh' },
+            callerResume: false,
+            branches: [matchedTo(branchOf(a1, r), a2)],
+            missingChats: new Set(),
+          });
           assert.deepEqual([d.decision, d.reason], ['resume-delta', 'delta']);
           assert.ok(d.prompt.includes(said));
           for (const res of results) assert.ok(d.prompt.includes(`call_id: ${(res as { id: string }).id}): done`));
@@ -286,7 +320,10 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
         const parsed = parseTranscript(prompt(c, f));
         assert.equal(parsed.shape, 'opencode-text');
         assert.equal(parsed.messages.length, c.length);
-        assert.deepEqual(parsed.messages.map((m) => m.role), c.map((m) => m.role));
+        assert.deepEqual(
+          parsed.messages.map((m) => m.role),
+          c.map((m) => m.role),
+        );
       }),
       RUNS,
     );

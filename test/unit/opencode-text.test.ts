@@ -21,10 +21,10 @@ const OFF = ['turn1-off-chat.txt', 'turn2-off-chat.txt', 'turn3-off-chat-toolcal
 const sameCall = (text: string): string => text.replaceAll('call_302869075602', 'call_72f615510e0b');
 
 /** Each block as a word: a frame's kind or a message's role. */
-const shapeOf = (c: Conversation): string =>
-  (c.layout ?? []).map((b) => ('frame' in b ? b.frame : c.messages[b.message]!.role)).join(',');
+const shapeOf = (c: Conversation): string => (c.layout ?? []).map((b) => ('frame' in b ? b.frame : c.messages[b.message]!.role)).join(',');
 
-const analysisOf = (text: string): Analysis => analyze(parseTranscript(text), { workspace: '/work/project', model: 'auto', sideCallPatterns: PATTERNS });
+const analysisOf = (text: string): Analysis =>
+  analyze(parseTranscript(text), { workspace: '/work/project', model: 'auto', sideCallPatterns: PATTERNS });
 
 /** What a successful turn over `text` leaves in the cache, cursor having replied `reply`. */
 function branchAfter(text: string, reply: { text: string; calls?: Array<{ id: string; name: string }> }): KnownBranch {
@@ -50,7 +50,13 @@ function branchAfter(text: string, reply: { text: string; calls?: Array<{ id: st
 
 const decideText = (text: string, branches: KnownBranch[]): Decision => {
   const analysis = analysisOf(text);
-  return decide({ analysis, settings: ON, callerResume: false, branches: branches.map((b) => matchedTo(b, analysis)), missingChats: new Set() });
+  return decide({
+    analysis,
+    settings: ON,
+    callerResume: false,
+    branches: branches.map((b) => matchedTo(b, analysis)),
+    missingChats: new Set(),
+  });
 };
 
 /** Cursor's replies in the plugin-resume-off session (index.json), and the read call of turn 3. */
@@ -103,9 +109,18 @@ describe('text that is not exactly in the layout stays plain text', () => {
     ['no head at the start', 'Fix the bug.\n\nUSER: and the test'],
     ['a head without its space', 'USER:hello'],
     ['a lower-case head', 'user: hello'],
-    ['a tool result with no closing line after it', 'USER: hi\n\nASSISTANT: tool_call(id: c1, name: read, args: {})\n\nTOOL_RESULT (name: read, call_id: c1): x'],
-    ['a tool result head that does not read', 'USER: hi\n\nTOOL_RESULT (name: read): x\n\nThe above tool calls have been executed. Continue your response based on these results.'],
-    ['a tool result named with an empty name (the plugin leaves the name out instead)', `USER: hi\n\nTOOL_RESULT (name: , call_id: c1): x\n\nThe above tool calls have been executed. Continue your response based on these results.`],
+    [
+      'a tool result with no closing line after it',
+      'USER: hi\n\nASSISTANT: tool_call(id: c1, name: read, args: {})\n\nTOOL_RESULT (name: read, call_id: c1): x',
+    ],
+    [
+      'a tool result head that does not read',
+      'USER: hi\n\nTOOL_RESULT (name: read): x\n\nThe above tool calls have been executed. Continue your response based on these results.',
+    ],
+    [
+      'a tool result named with an empty name (the plugin leaves the name out instead)',
+      `USER: hi\n\nTOOL_RESULT (name: , call_id: c1): x\n\nThe above tool calls have been executed. Continue your response based on these results.`,
+    ],
     ['a byte-order mark before the head', '\uFEFFUSER: hello'],
   ];
   for (const [what, text] of cases) {
@@ -129,7 +144,10 @@ describe('look-alike heads and frames inside a message', () => {
   test("a user's blank line and USER: splits the message, the same way every turn", () => {
     const c = parseTranscript('USER: first\n\nUSER: second');
     assert.equal(c.shape, 'opencode-text');
-    assert.deepEqual(c.messages.map((m) => m.parts), [[{ type: 'text', text: 'first' }], [{ type: 'text', text: 'second' }]]);
+    assert.deepEqual(
+      c.messages.map((m) => m.parts),
+      [[{ type: 'text', text: 'first' }], [{ type: 'text', text: 'second' }]],
+    );
   });
   test('a frame look-alike after the conversation has begun is a system message, not a frame', () => {
     const list = 'SYSTEM: Available OpenCode tools (use via tool calls): bash, read';
@@ -137,7 +155,9 @@ describe('look-alike heads and frames inside a message', () => {
     assert.equal(shapeOf(c), 'system,tool-list,user,system,assistant,user');
   });
   test('a bridge or Task bridge look-alike holding a blank line is a message: the plugin writes them as one paragraph', () => {
-    const c = parseTranscript('SYSTEM: opencode bridge mode is active.\nx\n\nmore\n\nUSER: hi\n\nSYSTEM: OpenCode Task bridge mode is active.\ny\n\nmore');
+    const c = parseTranscript(
+      'SYSTEM: opencode bridge mode is active.\nx\n\nmore\n\nUSER: hi\n\nSYSTEM: OpenCode Task bridge mode is active.\ny\n\nmore',
+    );
     assert.equal(shapeOf(c), 'system,user,system');
   });
   test('the closing line is a frame only where the plugin writes it: at the end, when a tool result is in the history', () => {
@@ -145,7 +165,9 @@ describe('look-alike heads and frames inside a message', () => {
     const c = parseTranscript(`USER: hi\n\n${closing}`);
     assert.equal(shapeOf(c), 'user');
     assert.deepEqual(c.messages[0]!.parts, [{ type: 'text', text: `hi\n\n${closing}` }]);
-    const after = parseTranscript(`USER: hi\n\nASSISTANT: tool_call(id: c1, name: read, args: {})\n\nTOOL_RESULT (call_id: c1): x\n\n${closing}`);
+    const after = parseTranscript(
+      `USER: hi\n\nASSISTANT: tool_call(id: c1, name: read, args: {})\n\nTOOL_RESULT (call_id: c1): x\n\n${closing}`,
+    );
     assert.equal(shapeOf(after), 'user,assistant,tool,closing');
   });
   test("a line of cursor's text that reads as a tool call is taken for one, and then fails the proof: fresh, never a wrong resume", () => {
@@ -192,7 +214,10 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
     assert.equal(decideText(fixture(OFF[3]!), branches(3)).reason, 'delta');
   });
   test("a tool call is proven by Cursor's call_id alone: its name and arguments in the prompt are the plugin's mapping", () => {
-    const mapped = fixture(OFF[3]!).replace('name: read, args: {"path":"@WORKSPACE@/notes.txt"}', 'name: oc_read, args: {"filePath":"notes.txt","limit":20}');
+    const mapped = fixture(OFF[3]!).replace(
+      'name: read, args: {"path":"@WORKSPACE@/notes.txt"}',
+      'name: oc_read, args: {"filePath":"notes.txt","limit":20}',
+    );
     assert.equal(decideText(mapped, branches(3)).reason, 'delta');
     const otherCall = fixture(OFF[3]!).replaceAll(READ.id, 'call_000000000000');
     const d = decideText(otherCall, branches(3));
@@ -223,7 +248,16 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
     const frames = fixture('turn3-on-toolresult.txt');
     const bridge = frames.slice(0, frames.indexOf('\n\nASSISTANT: '));
     const taskBridge = frames.slice(frames.indexOf('SYSTEM: OpenCode Task bridge'));
-    assert.equal(d.prompt, [bridge, `ASSISTANT: ${call}`, result, 'The above tool calls have been executed. Continue your response based on these results.', taskBridge].join('\n\n'));
+    assert.equal(
+      d.prompt,
+      [
+        bridge,
+        `ASSISTANT: ${call}`,
+        result,
+        'The above tool calls have been executed. Continue your response based on these results.',
+        taskBridge,
+      ].join('\n\n'),
+    );
   });
   test('a tool result for a call cursor did not make is no delta', () => {
     // Cursor's reply recorded with another call id than the one the transcript answers.
@@ -248,7 +282,12 @@ describe("what cursor-agent reads: the caller's bytes whenever the prompt goes w
   const planWith = (unsafeDelta: 'fresh' | 'resume-full', branches: KnownBranch[], callerArgs: string[] = []) => {
     const env = { CURSOR_ACP_SESSION_RESUME: '1' };
     const settings = { ...resolveSettings(env, {}, {}).settings, unsafeDelta };
-    const context: TurnContext = { caller: parseCallerArgs(['--print', '--output-format', 'stream-json', '--model', 'auto', ...callerArgs]), settings, env, workspace: '/work/project' };
+    const context: TurnContext = {
+      caller: parseCallerArgs(['--print', '--output-format', 'stream-json', '--model', 'auto', ...callerArgs]),
+      settings,
+      env,
+      workspace: '/work/project',
+    };
     const analysis = analyzeTurn(parseTranscript(bytes), context);
     return planTurn(analysis, context, { branches: branches.map((b) => matchedTo(b, analysis)) });
   };
@@ -292,7 +331,10 @@ describe('drift that is not divergence: a new system prompt starts a fresh chat 
     assert.equal(d.prompt, nextDay);
   });
   test('the user switches agent (build to plan): another system prompt', () => {
-    const plan = fixture(OFF[1]!).replace('SYSTEM: You are opencode, an interactive CLI tool', 'SYSTEM: You are opencode in plan mode, an interactive CLI tool');
+    const plan = fixture(OFF[1]!).replace(
+      'SYSTEM: You are opencode, an interactive CLI tool',
+      'SYSTEM: You are opencode in plan mode, an interactive CLI tool',
+    );
     assert.equal(decideText(plan, branch()).reason, 'system-changed');
   });
   test('the reason has its sentence', () => assert.match(REASONS['system-changed'], /system message differs/));

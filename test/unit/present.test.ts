@@ -66,7 +66,14 @@ describe('table', () => {
 
   test('colour codes take no room', () => {
     const c = paint({ stream: pipe, env: { FORCE_COLOR: '1' } });
-    const out = table([{ header: 'A' }, { header: 'B' }], [[c.red('xx'), 'y'], ['zzzz', 'w']], (h) => c.bold(h));
+    const out = table(
+      [{ header: 'A' }, { header: 'B' }],
+      [
+        [c.red('xx'), 'y'],
+        ['zzzz', 'w'],
+      ],
+      (h) => c.bold(h),
+    );
     // eslint-disable-next-line no-control-regex
     const plain = out.replace(/\u001b\[[0-9;]*m/g, '');
     assert.equal(plain, 'A     B\nxx    y\nzzzz  w\n');
@@ -77,7 +84,14 @@ describe('table', () => {
     assert.equal(visibleWidth('/tmp/项目'), 9);
     assert.equal(visibleWidth('👍🏽 ok'), 5);
     assert.equal(visibleWidth('e\u0301'), 1);
-    const out = table([{ header: 'WORKSPACE' }, { header: 'MODEL' }], [['/tmp/项目', 'gpt-5'], ['/tmp/x', 'sonnet'], ['👍', 'a']]);
+    const out = table(
+      [{ header: 'WORKSPACE' }, { header: 'MODEL' }],
+      [
+        ['/tmp/项目', 'gpt-5'],
+        ['/tmp/x', 'sonnet'],
+        ['👍', 'a'],
+      ],
+    );
     assert.equal(out, 'WORKSPACE  MODEL\n/tmp/项目  gpt-5\n/tmp/x     sonnet\n👍         a\n');
   });
 });
@@ -145,7 +159,14 @@ describe('wrapHelp', () => {
   test('a long line goes on under its description, prose under its indent; examples and short lines stay', async () => {
     const { wrapHelp } = await import('../../src/present.js');
     const words = 'one two three four five six seven eight nine ten';
-    const text = ['Settings:', `  name      ${words}`, `plain prose: ${words} ${words}`, '', 'Examples:', `  cursor-resume ${words} ${words}`].join('\n');
+    const text = [
+      'Settings:',
+      `  name      ${words}`,
+      `plain prose: ${words} ${words}`,
+      '',
+      'Examples:',
+      `  cursor-resume ${words} ${words}`,
+    ].join('\n');
     assert.equal(
       wrapHelp(text, 56),
       [

@@ -48,7 +48,9 @@ function sameMessage(a: AMsg, b: AMsg): boolean {
     case 'system':
       return b.role === 'system' && a.text === b.text;
     case 'user':
-      return b.role === 'user' && a.file === b.file && a.segments.length === b.segments.length && a.segments.every((s, i) => s === b.segments[i]);
+      return (
+        b.role === 'user' && a.file === b.file && a.segments.length === b.segments.length && a.segments.every((s, i) => s === b.segments[i])
+      );
     case 'assistant':
       return (
         b.role === 'assistant' &&
@@ -64,7 +66,10 @@ function sameMessage(a: AMsg, b: AMsg): boolean {
 function sortedJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
-  return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${sortedJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  return `{${Object.keys(value)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${sortedJson((value as Record<string, unknown>)[k])}`)
+    .join(',')}}`;
 }
 const toolKey = (t: ATool): string => sortedJson([t.name, t.description, t.params]);
 const sameTools = (a: ATool[], b: ATool[]): boolean => sortedJson(a.map(toolKey).sort()) === sortedJson(b.map(toolKey).sort());
@@ -87,7 +92,9 @@ function toOpenAI(m: AMsg, repr: number): Record<string, unknown> {
       return {
         role: 'assistant',
         ...(content === undefined ? {} : { content }),
-        ...(m.calls.length > 0 ? { tool_calls: m.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })) } : {}),
+        ...(m.calls.length > 0
+          ? { tool_calls: m.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args } })) }
+          : {}),
       };
     }
     case 'tool':
@@ -101,11 +108,14 @@ function body(messages: AMsg[], tools: ATool[], repr: number[], toolOrder = 0): 
     model: 'gpt-5',
     workspace: '/work/project',
     messages: messages.map((m, i) => toOpenAI(m, repr[i % repr.length] ?? 0)),
-    tools: order.map((i) => tools[i]!).map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.params } })),
+    tools: order
+      .map((i) => tools[i]!)
+      .map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.params } })),
   });
 }
 
-const analysisOf = (text: string) => analyze(parseTranscript(text), { workspace: '/work/project', model: 'gpt-5', sideCallPatterns: PATTERNS });
+const analysisOf = (text: string) =>
+  analyze(parseTranscript(text), { workspace: '/work/project', model: 'gpt-5', sideCallPatterns: PATTERNS });
 
 // ---- generators -----------------------------------------------------------------------------
 
@@ -140,9 +150,19 @@ const tool: fc.Arbitrary<ATool> = fc.record({
 
 /** The conversation a chat was started with: an opener, some history, ending where the caller waits for cursor. */
 const conversation = fc
-  .tuple(fc.option(system, { nil: undefined }), userWith(false), fc.array(anyMessage, { maxLength: 4 }), fc.oneof(userWith(false), toolResult))
+  .tuple(
+    fc.option(system, { nil: undefined }),
+    userWith(false),
+    fc.array(anyMessage, { maxLength: 4 }),
+    fc.oneof(userWith(false), toolResult),
+  )
   .map(([sys, opener, middle, last]) => {
-    const messages: AMsg[] = [...(sys ? [sys] : []), { ...opener, segments: ['remember: opener', ...opener.segments.slice(1)] }, ...middle, last];
+    const messages: AMsg[] = [
+      ...(sys ? [sys] : []),
+      { ...opener, segments: ['remember: opener', ...opener.segments.slice(1)] },
+      ...middle,
+      last,
+    ];
     return messages;
   });
 
@@ -221,7 +241,24 @@ function mutate(messages: AMsg[], tools: ATool[], m: Mutation): { messages: AMsg
 const safeChatId = fc.stringMatching(CHAT_ID_PATTERN);
 /** Chat IDs a broken or hostile helper or cursor-agent might hand us. */
 const hostileChatId = fc.oneof(
-  fc.constantFrom('', '-', '--resume', '-rf', '../x', 'a b', 'a;b', 'chat.1', 'a\n', '\nb', 'a/b', 'é', 'a'.repeat(129), '_a', 'a$(id)', 'a\u0000b'),
+  fc.constantFrom(
+    '',
+    '-',
+    '--resume',
+    '-rf',
+    '../x',
+    'a b',
+    'a;b',
+    'chat.1',
+    'a\n',
+    '\nb',
+    'a/b',
+    'é',
+    'a'.repeat(129),
+    '_a',
+    'a$(id)',
+    'a\u0000b',
+  ),
   fc.string({ unit: 'binary', maxLength: 140 }),
   safeChatId.map((s) => `${s}\n`),
   safeChatId.map((s) => `-${s}`),
@@ -236,7 +273,13 @@ interface Recorded {
 
 const settingsArb = fc.constantFrom<'fresh' | 'resume-full'>('fresh', 'resume-full');
 
-function recordedBranch(conv: AMsg[], reply: AMsg & { role: 'assistant' }, tools: ATool[], repr: number[], overrides: Partial<Branch>): Recorded {
+function recordedBranch(
+  conv: AMsg[],
+  reply: AMsg & { role: 'assistant' },
+  tools: ATool[],
+  repr: number[],
+  overrides: Partial<Branch>,
+): Recorded {
   const a = analysisOf(body(conv, tools, repr));
   return {
     sequence: [...conv, reply],
@@ -322,8 +365,14 @@ describe('the decision engine, on random conversations, edits, branches and tool
           assert.ok(!(missing && decision.chatId === idB), 'a chat gone from the store is never resumed');
           if (decision.decision === 'resume-delta') {
             const fresh = next.messages.slice(sequence.length);
-            assert.ok(fresh.every((m) => m.role === 'user' || m.role === 'tool'), 'only user messages and tool results go as a delta');
-            assert.ok(fresh.every((m) => m.role !== 'user' || !m.file), 'a file is never dropped into a text delta');
+            assert.ok(
+              fresh.every((m) => m.role === 'user' || m.role === 'tool'),
+              'only user messages and tool results go as a delta',
+            );
+            assert.ok(
+              fresh.every((m) => m.role !== 'user' || !m.file),
+              'a file is never dropped into a text delta',
+            );
             for (const m of fresh) {
               if (m.role === 'user') for (const s of m.segments) assert.ok(decision.prompt.includes(s), 'every new user text is sent');
               if (m.role === 'tool') assert.ok(decision.prompt.includes(m.output), 'every new tool result is sent');
@@ -340,15 +389,28 @@ describe('the decision engine, on random conversations, edits, branches and tool
 
   test('an untouched continuation with a new user message always resumes with only that message', () => {
     fc.assert(
-      fc.property(conversation, assistant, fc.array(tool, { maxLength: 3 }), fc.array(fc.nat(5), { minLength: 1 }), fc.string({ minLength: 1, maxLength: 20 }).filter((s) => s.trim() !== ''), (conv, reply, tools, repr, said) => {
-        const main = recordedBranch(conv, reply, tools, repr, {});
-        const next = [...main.sequence, { role: 'user' as const, segments: [said], file: false }];
-        const analysis = analysisOf(body(next, tools, [...repr].reverse(), 3));
-        const d = decide({ analysis, settings: { enabled: true, unsafeDelta: 'fresh' }, callerResume: false, branches: [matchedTo(main.branch, analysis)], missingChats: new Set() });
-        if (analysis.sideCall) return;
-        assert.equal(d.decision, 'resume-delta', d.detail);
-        assert.equal(d.prompt, said);
-      }),
+      fc.property(
+        conversation,
+        assistant,
+        fc.array(tool, { maxLength: 3 }),
+        fc.array(fc.nat(5), { minLength: 1 }),
+        fc.string({ minLength: 1, maxLength: 20 }).filter((s) => s.trim() !== ''),
+        (conv, reply, tools, repr, said) => {
+          const main = recordedBranch(conv, reply, tools, repr, {});
+          const next = [...main.sequence, { role: 'user' as const, segments: [said], file: false }];
+          const analysis = analysisOf(body(next, tools, [...repr].reverse(), 3));
+          const d = decide({
+            analysis,
+            settings: { enabled: true, unsafeDelta: 'fresh' },
+            callerResume: false,
+            branches: [matchedTo(main.branch, analysis)],
+            missingChats: new Set(),
+          });
+          if (analysis.sideCall) return;
+          assert.equal(d.decision, 'resume-delta', d.detail);
+          assert.equal(d.prompt, said);
+        },
+      ),
       RUNS,
     );
   });
@@ -357,7 +419,14 @@ describe('the decision engine, on random conversations, edits, branches and tool
 describe('chat IDs: the rule holds wherever one could reach an argv', () => {
   const settings = resolveSettings({ CURSOR_RESUME_ENABLED: '1' }, {}, {}).settings;
   const reply = 'Noted.';
-  const turn2 = JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'remember: a' }, { role: 'assistant', content: reply }, { role: 'user', content: 'next' }] });
+  const turn2 = JSON.stringify({
+    model: 'gpt-5',
+    messages: [
+      { role: 'user', content: 'remember: a' },
+      { role: 'assistant', content: reply },
+      { role: 'user', content: 'next' },
+    ],
+  });
   const base = recordedBranch(
     [{ role: 'user', segments: ['remember: a'], file: false }],
     { role: 'assistant', text: reply, calls: [] },
@@ -368,23 +437,27 @@ describe('chat IDs: the rule holds wherever one could reach an argv', () => {
 
   test('a cached chat ID that breaks the rule never reaches the argv; one that keeps it does', () => {
     fc.assert(
-      fc.property(anyChatId, fc.constantFrom(['--print'], ['-p', '--output-format', 'json'], ['--print', '--force', '--model', 'gpt-5']), (chatId, args) => {
-        const caller = parseCallerArgs(args);
-        const context: TurnContext = { caller, settings, env: {}, workspace: '/work/project' };
-        const analysis = analyze(parseTranscript(turn2), { workspace: '/work/project', model: 'gpt-5', sideCallPatterns: PATTERNS });
-        const plan = planTurn(analysis, context, { branches: [matchedTo({ ...base, chatId }, analysis)] });
-        const at = plan.argv.indexOf('--resume');
-        if (isSafeChatId(chatId)) {
-          assert.equal(plan.decision, 'resume-delta');
-          assert.deepEqual(plan.argv.slice(at), ['--resume', chatId]);
-        } else {
-          assert.equal(plan.decision, 'fresh');
-          assert.equal(plan.reason, 'unsafe-chat-id');
-          assert.equal(at, -1);
-          assert.equal(plan.chatId, null);
-        }
-        assert.equal(plan.argv[0], args[0], "the caller's flags come first");
-      }),
+      fc.property(
+        anyChatId,
+        fc.constantFrom(['--print'], ['-p', '--output-format', 'json'], ['--print', '--force', '--model', 'gpt-5']),
+        (chatId, args) => {
+          const caller = parseCallerArgs(args);
+          const context: TurnContext = { caller, settings, env: {}, workspace: '/work/project' };
+          const analysis = analyze(parseTranscript(turn2), { workspace: '/work/project', model: 'gpt-5', sideCallPatterns: PATTERNS });
+          const plan = planTurn(analysis, context, { branches: [matchedTo({ ...base, chatId }, analysis)] });
+          const at = plan.argv.indexOf('--resume');
+          if (isSafeChatId(chatId)) {
+            assert.equal(plan.decision, 'resume-delta');
+            assert.deepEqual(plan.argv.slice(at), ['--resume', chatId]);
+          } else {
+            assert.equal(plan.decision, 'fresh');
+            assert.equal(plan.reason, 'unsafe-chat-id');
+            assert.equal(at, -1);
+            assert.equal(plan.chatId, null);
+          }
+          assert.equal(plan.argv[0], args[0], "the caller's flags come first");
+        },
+      ),
       { numRuns: 400 },
     );
   });
@@ -392,7 +465,16 @@ describe('chat IDs: the rule holds wherever one could reach an argv', () => {
   test('the helper refuses to store or lease a chat ID that breaks the rule', () => {
     fc.assert(
       fc.property(anyChatId, (chatId) => {
-        const record = { anchor: 'a'.repeat(32), chatId, toolsFingerprint: 'f'.repeat(32), workspace: '/w', model: 'gpt-5', base: null, added: 'c'.repeat(64), savedBytes: 0 };
+        const record = {
+          anchor: 'a'.repeat(32),
+          chatId,
+          toolsFingerprint: 'f'.repeat(32),
+          workspace: '/w',
+          model: 'gpt-5',
+          base: null,
+          added: 'c'.repeat(64),
+          savedBytes: 0,
+        };
         const recorded = parseRequest(JSON.stringify({ id: 1, op: 'record', record }));
         const leased = parseRequest(JSON.stringify({ id: 2, op: 'lease', anchor: 'a'.repeat(32), chatId, version: 1 }));
         assert.equal(recorded.ok, isSafeChatId(chatId));
@@ -408,11 +490,16 @@ describe('chat IDs: the rule holds wherever one could reach an argv', () => {
         const tap = new StreamTap();
         const line = (e: object) => Buffer.from(`${JSON.stringify(e)}\n`);
         tap.push(line({ type: 'system', subtype: 'init', session_id: sessionId }));
-        tap.push(line({ type: 'assistant', message: { content: [{ type: 'text', text: 'x' }] }, session_id: change ? 'other-chat' : sessionId }));
+        tap.push(
+          line({ type: 'assistant', message: { content: [{ type: 'text', text: 'x' }] }, session_id: change ? 'other-chat' : sessionId }),
+        );
         tap.push(line({ type: 'result', subtype: 'success', result: 'x', session_id: sessionId }));
         // What run.ts records: a complete turn whose one session ID keeps the rule.
         const recordable = tap.results >= 1 && isSafeChatId(tap.sessionId) && !tap.sessionChanged;
-        assert.equal(recordable, typeof sessionId === 'string' && CHAT_ID_PATTERN.test(sessionId) && (!change || sessionId === 'other-chat'));
+        assert.equal(
+          recordable,
+          typeof sessionId === 'string' && CHAT_ID_PATTERN.test(sessionId) && (!change || sessionId === 'other-chat'),
+        );
       }),
       { numRuns: 300 },
     );
@@ -446,24 +533,41 @@ describe('the parser never throws anything but its own clear error', () => {
       analysis,
       settings: { enabled: true, unsafeDelta: 'resume-full' },
       callerResume: false,
-      branches: [matchedTo({ ...recordedBranch([{ role: 'user', segments: ['x'], file: false }], { role: 'assistant', text: '', calls: [] }, [], [0], {}).branch, ...known, toolsFingerprint: toolsFingerprint(conversation.tools) }, analysis)],
+      branches: [
+        matchedTo(
+          {
+            ...recordedBranch([{ role: 'user', segments: ['x'], file: false }], { role: 'assistant', text: '', calls: [] }, [], [0], {})
+              .branch,
+            ...known,
+            toolsFingerprint: toolsFingerprint(conversation.tools),
+          },
+          analysis,
+        ),
+      ],
       missingChats: new Set(),
     });
     return true;
   }
 
   test('arbitrary text', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (s) => onlyTranscriptErrors(() => throughTheEngine(s))), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (s) => onlyTranscriptErrors(() => throughTheEngine(s))),
+      { numRuns: 500 },
+    );
   });
 
   test('arbitrary bytes', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => onlyTranscriptErrors(() => throughTheEngine(bytes))), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => onlyTranscriptErrors(() => throughTheEngine(bytes))),
+      { numRuns: 300 },
+    );
   });
 
   test('near-valid transcripts: random JSON anywhere in their structure, hostile keys spliced in', () => {
     const anyJson = fc.jsonValue({ maxDepth: 4 });
     /** Mostly the valid shape, sometimes any JSON value at all in its place. */
-    const w = <T>(valid: fc.Arbitrary<T>): fc.Arbitrary<unknown> => fc.oneof({ arbitrary: valid, weight: 40 }, { arbitrary: anyJson, weight: 1 });
+    const w = <T>(valid: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
+      fc.oneof({ arbitrary: valid, weight: 40 }, { arbitrary: anyJson, weight: 1 });
     const str = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('', ' ', 'remember: x', 'a\u0000b', '\ud800'));
     const text = fc.record({ type: fc.constant('text'), text: w(str) });
     // OpenAI Chat Completions.
@@ -471,26 +575,48 @@ describe('the parser never throws anything but its own clear error', () => {
       text,
       fc.record({ type: fc.constant('image_url'), image_url: w(fc.oneof(str, fc.record({ url: w(str) }))) }),
       fc.record({ type: fc.constant('input_audio'), input_audio: w(fc.record({ data: w(str), format: w(str) })) }),
-      fc.record({ type: fc.constant('file'), file: w(fc.record({ file_data: w(str), file_id: w(str), filename: w(str) }, { requiredKeys: [] })) }),
+      fc.record({
+        type: fc.constant('file'),
+        file: w(fc.record({ file_data: w(str), file_id: w(str), filename: w(str) }, { requiredKeys: [] })),
+      }),
       fc.record({ type: fc.constant('refusal'), refusal: w(str) }),
     );
     const contentOf = (part: fc.Arbitrary<unknown>) => w(fc.oneof(str, fc.array(w(part), { maxLength: 3 })));
     const oaContent = contentOf(oaPart);
     const textContent = contentOf(text);
     const assistantContent = contentOf(fc.oneof(text, fc.record({ type: fc.constant('refusal'), refusal: w(str) })));
-    const oaCall = fc.record({ id: w(str), type: w(fc.constant('function')), function: w(fc.record({ name: w(str), arguments: w(str) })) }, { requiredKeys: ['id', 'function'] });
+    const oaCall = fc.record(
+      { id: w(str), type: w(fc.constant('function')), function: w(fc.record({ name: w(str), arguments: w(str) })) },
+      { requiredKeys: ['id', 'function'] },
+    );
     const oaMessage = fc.oneof(
       fc.record({ role: w(fc.constantFrom('system', 'developer')), content: textContent }),
       fc.record({ role: w(fc.constant('user')), content: oaContent }),
-      fc.record({ role: w(fc.constant('assistant')), content: w(fc.option(assistantContent, { nil: null })), tool_calls: w(fc.array(w(oaCall), { maxLength: 2 })) }, { requiredKeys: ['role'] }),
-      fc.record({ role: w(fc.constant('tool')), tool_call_id: w(str), name: w(str), content: textContent }, { requiredKeys: ['role', 'tool_call_id', 'content'] }),
+      fc.record(
+        {
+          role: w(fc.constant('assistant')),
+          content: w(fc.option(assistantContent, { nil: null })),
+          tool_calls: w(fc.array(w(oaCall), { maxLength: 2 })),
+        },
+        { requiredKeys: ['role'] },
+      ),
+      fc.record(
+        { role: w(fc.constant('tool')), tool_call_id: w(str), name: w(str), content: textContent },
+        { requiredKeys: ['role', 'tool_call_id', 'content'] },
+      ),
     );
-    const oaTool = fc.record({ type: w(fc.constant('function')), function: w(fc.record({ name: w(str), description: w(str), parameters: anyJson }, { requiredKeys: ['name'] })) });
+    const oaTool = fc.record({
+      type: w(fc.constant('function')),
+      function: w(fc.record({ name: w(str), description: w(str), parameters: anyJson }, { requiredKeys: ['name'] })),
+    });
     // AI SDK prompt.
     const output = fc.oneof(
       fc.record({
         type: fc.constantFrom('content', 'content', 'text', 'error-text', 'json', 'x'),
-        value: fc.oneof(anyJson, fc.array(fc.oneof(fc.constant(null), anyJson, fc.record({ type: fc.constant('text'), text: w(str) })), { maxLength: 3 })),
+        value: fc.oneof(
+          anyJson,
+          fc.array(fc.oneof(fc.constant(null), anyJson, fc.record({ type: fc.constant('text'), text: w(str) })), { maxLength: 3 }),
+        ),
       }),
       anyJson,
     );
@@ -506,11 +632,17 @@ describe('the parser never throws anything but its own clear error', () => {
     const sdkToolResult = fc.record({ type: fc.constant('tool-result'), toolCallId: w(str), toolName: w(str), output });
     const sdkMessage = fc.oneof(
       fc.record({ role: w(fc.constant('system')), content: w(str) }),
-      fc.record({ role: w(fc.constantFrom('user', 'assistant', 'tool')), content: w(fc.oneof(str, fc.array(w(sdkPart), { maxLength: 2 }))) }),
+      fc.record({
+        role: w(fc.constantFrom('user', 'assistant', 'tool')),
+        content: w(fc.oneof(str, fc.array(w(sdkPart), { maxLength: 2 }))),
+      }),
       fc.record({ role: w(fc.constant('tool')), content: w(fc.array(w(sdkToolResult), { minLength: 1, maxLength: 2 })) }),
     );
     const sdkTool = fc.oneof(
-      fc.record({ type: fc.constant('function'), name: w(str), description: w(str), inputSchema: anyJson }, { requiredKeys: ['type', 'name'] }),
+      fc.record(
+        { type: fc.constant('function'), name: w(str), description: w(str), inputSchema: anyJson },
+        { requiredKeys: ['type', 'name'] },
+      ),
       fc.record({ type: fc.constant('provider-defined'), id: w(str), name: w(str), args: anyJson }),
     );
     const envelope = (...valid: string[]) =>
@@ -520,15 +652,34 @@ describe('the parser never throws anything but its own clear error', () => {
           { arbitrary: fc.constantFrom('-x', 'cursor-acp/--resume=x', 'a/-b', '', 'a\nb', 'x'.repeat(5000), 'relative'), weight: 1 },
         ),
       );
-    const extras = { model: envelope('gpt-5', 'cursor-acp/gpt-5'), workspace: envelope('/abs/path', '/'), sessionId: envelope('ses_1', '-1') };
+    const extras = {
+      model: envelope('gpt-5', 'cursor-acp/gpt-5'),
+      workspace: envelope('/abs/path', '/'),
+      sessionId: envelope('ses_1', '-1'),
+    };
     const transcript = fc.oneof(
-      fc.record({ messages: w(fc.array(w(oaMessage), { minLength: 1, maxLength: 4 })), tools: w(fc.array(w(oaTool), { maxLength: 2 })), ...extras }, { requiredKeys: ['messages'] }),
-      fc.record({ prompt: w(fc.array(w(sdkMessage), { minLength: 1, maxLength: 4 })), tools: w(fc.array(w(sdkTool), { maxLength: 2 })), ...extras }, { requiredKeys: ['prompt'] }),
+      fc.record(
+        { messages: w(fc.array(w(oaMessage), { minLength: 1, maxLength: 4 })), tools: w(fc.array(w(oaTool), { maxLength: 2 })), ...extras },
+        { requiredKeys: ['messages'] },
+      ),
+      fc.record(
+        { prompt: w(fc.array(w(sdkMessage), { minLength: 1, maxLength: 4 })), tools: w(fc.array(w(sdkTool), { maxLength: 2 })), ...extras },
+        { requiredKeys: ['prompt'] },
+      ),
     );
     // Keys JSON.stringify cannot produce from an object literal: prototype names, duplicates.
     const splice = fc.oneof(
       { arbitrary: fc.constant(''), weight: 4 },
-      { arbitrary: fc.constantFrom('"__proto__":{"messages":[]},', '"constructor":{"prototype":{"x":1}},', '"messages":7,', '"prompt":[],', '"__proto__":null,'), weight: 1 },
+      {
+        arbitrary: fc.constantFrom(
+          '"__proto__":{"messages":[]},',
+          '"constructor":{"prototype":{"x":1}},',
+          '"messages":7,',
+          '"prompt":[],',
+          '"__proto__":null,',
+        ),
+        weight: 1,
+      },
     );
     let accepted = 0;
     fc.assert(
@@ -546,12 +697,30 @@ describe('the parser never throws anything but its own clear error', () => {
 
   test('any tool output, in either shape, renders', () => {
     const value = fc.jsonValue({ maxDepth: 3 });
-    const output = fc.oneof(value, fc.record({ type: fc.constantFrom('text', 'error-text', 'content', 'json', 'error-json'), value: fc.oneof(value, fc.array(value, { maxLength: 4 })) }));
+    const output = fc.oneof(
+      value,
+      fc.record({
+        type: fc.constantFrom('text', 'error-text', 'content', 'json', 'error-json'),
+        value: fc.oneof(value, fc.array(value, { maxLength: 4 })),
+      }),
+    );
     fc.assert(
       fc.property(output, fc.boolean(), (out, aiSdk) => {
         const text = aiSdk
-          ? JSON.stringify({ prompt: [{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'a', toolName: 't', input: {} }] }, { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 't', output: out }] }] })
-          : JSON.stringify({ messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 'a', function: { name: 't', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'a', content: typeof out === 'string' ? out : JSON.stringify(out) }] });
+          ? JSON.stringify({
+              prompt: [
+                { role: 'user', content: 'x' },
+                { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'a', toolName: 't', input: {} }] },
+                { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'a', toolName: 't', output: out }] },
+              ],
+            })
+          : JSON.stringify({
+              messages: [
+                { role: 'user', content: 'x' },
+                { role: 'assistant', tool_calls: [{ id: 'a', function: { name: 't', arguments: '{}' } }] },
+                { role: 'tool', tool_call_id: 'a', content: typeof out === 'string' ? out : JSON.stringify(out) },
+              ],
+            });
         assert.ok(throughTheEngine(text), 'accepted');
         const conversation = parseTranscript(text);
         assert.equal(typeof renderFull(conversation), 'string');
@@ -565,23 +734,32 @@ describe('the parser never throws anything but its own clear error', () => {
   test('a model or workspace that could be read as a flag never reaches the argv', () => {
     const settings = resolveSettings({}, {}, {}).settings;
     fc.assert(
-      fc.property(fc.constantFrom('', 'cursor-acp/', 'a/', 'x.y_z-1/'), fc.constantFrom('-', '--', '--resume=', '-m'), fc.string({ maxLength: 8 }), fc.constantFrom('model', 'workspace'), (prefix, dash, rest, field) => {
-        const value = field === 'workspace' ? `${dash}${rest}` : `${prefix}${dash}${rest}`;
-        let conversation;
-        try {
-          conversation = parseTranscript(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], [field]: value }));
-        } catch (error) {
-          assert.ok(error instanceof TranscriptError);
-          return;
-        }
-        const context: TurnContext = { caller: parseCallerArgs(['--print']), settings, env: {}, workspace: '/w' };
-        const analysis = analyze(conversation, { workspace: '/w', model: '', sideCallPatterns: PATTERNS });
-        const plan = planTurn(analysis, context, { branches: [] });
-        for (const [i, arg] of plan.argv.entries()) {
-          if (i === 0) continue;
-          assert.ok(!arg.startsWith('-') || ['--model', '--workspace', '--output-format'].includes(arg) || arg === '--print', `argv[${i}] = ${JSON.stringify(arg)} could be read as a flag`);
-        }
-      }),
+      fc.property(
+        fc.constantFrom('', 'cursor-acp/', 'a/', 'x.y_z-1/'),
+        fc.constantFrom('-', '--', '--resume=', '-m'),
+        fc.string({ maxLength: 8 }),
+        fc.constantFrom('model', 'workspace'),
+        (prefix, dash, rest, field) => {
+          const value = field === 'workspace' ? `${dash}${rest}` : `${prefix}${dash}${rest}`;
+          let conversation;
+          try {
+            conversation = parseTranscript(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }], [field]: value }));
+          } catch (error) {
+            assert.ok(error instanceof TranscriptError);
+            return;
+          }
+          const context: TurnContext = { caller: parseCallerArgs(['--print']), settings, env: {}, workspace: '/w' };
+          const analysis = analyze(conversation, { workspace: '/w', model: '', sideCallPatterns: PATTERNS });
+          const plan = planTurn(analysis, context, { branches: [] });
+          for (const [i, arg] of plan.argv.entries()) {
+            if (i === 0) continue;
+            assert.ok(
+              !arg.startsWith('-') || ['--model', '--workspace', '--output-format'].includes(arg) || arg === '--print',
+              `argv[${i}] = ${JSON.stringify(arg)} could be read as a flag`,
+            );
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -590,11 +768,32 @@ describe('the parser never throws anything but its own clear error', () => {
 describe("the stream tap reads cursor-agent's output the same however it is cut", () => {
   const event = fc.oneof(
     fc.record({ type: fc.constant('system'), subtype: fc.constant('init'), session_id: fc.constant('chat-1') }),
-    fc.record({ type: fc.constant('assistant'), message: fc.record({ content: fc.array(fc.record({ type: fc.constant('text'), text: fc.string({ unit: 'grapheme', maxLength: 20 }) }), { maxLength: 2 }) }), session_id: fc.constant('chat-1') }),
-    fc.record({ type: fc.constant('tool_call'), subtype: fc.constantFrom('started', 'completed'), call_id: fc.string({ maxLength: 6 }), tool_call: fc.constantFrom({ readToolCall: {} }, { function: { name: 'bash' } }), session_id: fc.constant('chat-1') }),
-    fc.record({ type: fc.constant('result'), subtype: fc.constant('success'), is_error: fc.boolean(), result: fc.string({ unit: 'grapheme', maxLength: 30 }), session_id: fc.constantFrom('chat-1', 'chat-2') }),
+    fc.record({
+      type: fc.constant('assistant'),
+      message: fc.record({
+        content: fc.array(fc.record({ type: fc.constant('text'), text: fc.string({ unit: 'grapheme', maxLength: 20 }) }), { maxLength: 2 }),
+      }),
+      session_id: fc.constant('chat-1'),
+    }),
+    fc.record({
+      type: fc.constant('tool_call'),
+      subtype: fc.constantFrom('started', 'completed'),
+      call_id: fc.string({ maxLength: 6 }),
+      tool_call: fc.constantFrom({ readToolCall: {} }, { function: { name: 'bash' } }),
+      session_id: fc.constant('chat-1'),
+    }),
+    fc.record({
+      type: fc.constant('result'),
+      subtype: fc.constant('success'),
+      is_error: fc.boolean(),
+      result: fc.string({ unit: 'grapheme', maxLength: 30 }),
+      session_id: fc.constantFrom('chat-1', 'chat-2'),
+    }),
   );
-  const line = fc.oneof({ arbitrary: event.map((e) => JSON.stringify(e)), weight: 6 }, { arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }).filter((x) => !x.includes('\n')), weight: 1 });
+  const line = fc.oneof(
+    { arbitrary: event.map((e) => JSON.stringify(e)), weight: 6 },
+    { arbitrary: fc.string({ unit: 'grapheme', maxLength: 12 }).filter((x) => !x.includes('\n')), weight: 1 },
+  );
   const view = (tap: StreamTap) => ({ ...tap, firstLine: undefined });
 
   test('any split into chunks, even inside a multi-byte character, gives the same reading', () => {
@@ -620,8 +819,10 @@ describe("the stream tap reads cursor-agent's output the same however it is cut"
 
   test('tool calls beyond the cap are not kept: memory stays flat however many are printed', () => {
     const tap = new StreamTap();
-    const started = (i: number) => `${JSON.stringify({ type: 'tool_call', subtype: 'started', call_id: `call_${i}`, tool_call: { readToolCall: {} }, session_id: 'chat-1' })}\n`;
-    for (let i = 0; i < MAX_TAP_TOOL_CALLS + 5000; i += 1000) tap.push(Buffer.from(Array.from({ length: 1000 }, (_, k) => started(i + k)).join('')));
+    const started = (i: number) =>
+      `${JSON.stringify({ type: 'tool_call', subtype: 'started', call_id: `call_${i}`, tool_call: { readToolCall: {} }, session_id: 'chat-1' })}\n`;
+    for (let i = 0; i < MAX_TAP_TOOL_CALLS + 5000; i += 1000)
+      tap.push(Buffer.from(Array.from({ length: 1000 }, (_, k) => started(i + k)).join('')));
     assert.equal(tap.toolCalls.length, MAX_TAP_TOOL_CALLS);
   });
 });

@@ -4,15 +4,27 @@ import { renderFull } from '../../src/resume/render.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 
 test('the full prompt: tools block, one labelled block per message, the closing line after tool results', () => {
-  const c = parseTranscript(JSON.stringify({
-    messages: [
-      { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: [{ type: 'text', text: 'Read a.txt' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }] },
-      { role: 'assistant', content: 'Reading.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a.txt"}' } }] },
-      { role: 'tool', tool_call_id: 'c1', content: 'A' },
-    ],
-    tools: [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object' } } }],
-  }));
+  const c = parseTranscript(
+    JSON.stringify({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Read a.txt' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: 'Reading.',
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a.txt"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: 'A' },
+      ],
+      tools: [{ type: 'function', function: { name: 'read', description: 'Read a file', parameters: { type: 'object' } } }],
+    }),
+  );
   assert.equal(
     renderFull(c),
     [
@@ -27,17 +39,27 @@ test('the full prompt: tools block, one labelled block per message, the closing 
 });
 
 test('no tools, no tool results: neither block', () => {
-  const c = parseTranscript('{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},{"role":"user","content":"bye"}]}');
+  const c = parseTranscript(
+    '{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"},{"role":"user","content":"bye"}]}',
+  );
   assert.equal(renderFull(c), 'USER: hi\n\nASSISTANT: yo\n\nUSER: bye');
 });
 
 test('AI SDK tool output objects are unwrapped', () => {
-  const c = parseTranscript(JSON.stringify({
-    prompt: [
-      { role: 'user', content: 'go' },
-      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't', toolName: 'bash', input: { cmd: 'ls' } }] },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't', toolName: 'bash', output: { type: 'json', value: { files: 2 } } }] },
-    ],
-  }));
-  assert.match(renderFull(c), /ASSISTANT: \ntool_call\(id: t, name: bash, args: \{"cmd":"ls"\}\)\n\nTOOL_RESULT \(name: bash, call_id: t\):\n\{"files":2\}/);
+  const c = parseTranscript(
+    JSON.stringify({
+      prompt: [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 't', toolName: 'bash', input: { cmd: 'ls' } }] },
+        {
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: 't', toolName: 'bash', output: { type: 'json', value: { files: 2 } } }],
+        },
+      ],
+    }),
+  );
+  assert.match(
+    renderFull(c),
+    /ASSISTANT: \ntool_call\(id: t, name: bash, args: \{"cmd":"ls"\}\)\n\nTOOL_RESULT \(name: bash, call_id: t\):\n\{"files":2\}/,
+  );
 });

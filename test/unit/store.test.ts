@@ -99,7 +99,10 @@ describe('records and branches', () => {
     clock.now += 5;
     recorded(store, rec({ chatId: 'two' }));
     recorded(store, rec({ anchor: B, chatId: 'three' }));
-    assert.deepEqual(store.lookup(A).map((b) => b.chatId), ['two', 'one']);
+    assert.deepEqual(
+      store.lookup(A).map((b) => b.chatId),
+      ['two', 'one'],
+    );
     assert.deepEqual(store.stats(), { entries: 3, anchors: 2, leases: 0, ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES });
     assert.equal(store.size, 3);
   });
@@ -149,8 +152,14 @@ describe('TTL on the monotonic clock', () => {
     recorded(store, rec({ baseVersion: first.version }));
     clock.now += 500;
     store.prune();
-    assert.deepEqual(store.list().map((b) => b.chatId), ['chat-1']);
-    assert.deepEqual(store.lookup(A).map((b) => [b.chatId, b.ttlLeftMs]), [['chat-1', 500]]);
+    assert.deepEqual(
+      store.list().map((b) => b.chatId),
+      ['chat-1'],
+    );
+    assert.deepEqual(
+      store.lookup(A).map((b) => [b.chatId, b.ttlLeftMs]),
+      [['chat-1', 500]],
+    );
   });
 
   test('a clock starting at 0 still expires entries', () => {
@@ -178,7 +187,10 @@ describe('LRU and max entries', () => {
     recorded(store, rec({ anchor: B, chatId: 'three' }));
     store.lookup(A); // one and two are now more recent than three
     recorded(store, rec({ anchor: B, chatId: 'four' }));
-    assert.deepEqual(store.lookup(B).map((b) => b.chatId), ['four']);
+    assert.deepEqual(
+      store.lookup(B).map((b) => b.chatId),
+      ['four'],
+    );
     recorded(store, rec({ chatId: 'five' }));
     assert.equal(store.size, 3);
     assert.deepEqual(new Set(store.list().map((b) => b.chatId)), new Set(['five', 'four', 'two']));
@@ -188,10 +200,16 @@ describe('LRU and max entries', () => {
     const { store } = clocked({ maxEntries: 2 });
     recorded(store, rec({ chatId: 'one' }));
     recorded(store, rec({ chatId: 'two' }));
-    assert.deepEqual(store.list().map((b) => b.chatId), ['two', 'one']);
+    assert.deepEqual(
+      store.list().map((b) => b.chatId),
+      ['two', 'one'],
+    );
     store.list();
     recorded(store, rec({ chatId: 'three' }));
-    assert.deepEqual(store.list().map((b) => b.chatId), ['three', 'two']);
+    assert.deepEqual(
+      store.list().map((b) => b.chatId),
+      ['three', 'two'],
+    );
   });
 });
 
@@ -203,7 +221,11 @@ describe('known sequences', () => {
     assert.equal(!wrong.recorded && wrong.reason, 'conflict');
     const other = store.record(rec({ base: { version: first.version, count: first.knownCount, prefix: 'e'.repeat(32) }, added: DIGEST }));
     assert.equal(!other.recorded && other.reason, 'conflict');
-    assert.deepEqual(store.lookup(A).map((b) => [b.version, b.knownCount]), [[first.version, 2]], 'nothing changed');
+    assert.deepEqual(
+      store.lookup(A).map((b) => [b.version, b.knownCount]),
+      [[first.version, 2]],
+      'nothing changed',
+    );
   });
 
   test('prefix hashes for the search, read-only; a moved or missing branch says so', () => {
@@ -232,13 +254,24 @@ describe('copies', () => {
     recorded(store, rec({ anchor: B, chatId: 'other' }));
     recorded(store, rec({ chatId: 'one', added: same }));
     recorded(store, rec({ chatId: 'two', added: same }));
-    assert.deepEqual(store.lookup(A).map((b) => b.chatId), ['two'], 'the copy replaced the first');
+    assert.deepEqual(
+      store.lookup(A).map((b) => b.chatId),
+      ['two'],
+      'the copy replaced the first',
+    );
     assert.equal(store.lookup(B).length, 1, 'the other conversation stayed');
     const leased = store.lookup(A)[0]!;
     assert.ok(store.lease(A, 'two', leased.version, 'h1').granted);
     recorded(store, rec({ chatId: 'three', added: same }));
     recorded(store, rec({ chatId: 'four', added: same, toolsFingerprint: 'e'.repeat(32) }));
-    assert.deepEqual(store.lookup(A).map((b) => b.chatId).sort(), ['four', 'three', 'two'], 'a leased branch and one with other tools are not copies to drop');
+    assert.deepEqual(
+      store
+        .lookup(A)
+        .map((b) => b.chatId)
+        .sort(),
+      ['four', 'three', 'two'],
+      'a leased branch and one with other tools are not copies to drop',
+    );
   });
 });
 
@@ -261,7 +294,7 @@ describe('leases', () => {
     assert.equal(store.stats().leases, 1);
   });
 
-  test('a leased branch refuses records from others; the holder\'s record ends its lease', () => {
+  test("a leased branch refuses records from others; the holder's record ends its lease", () => {
     const { store } = clocked();
     const branch = recorded(store, rec());
     assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
@@ -275,7 +308,7 @@ describe('leases', () => {
     assert.ok(store.lease(A, 'chat-1', mine.version, 'h2').granted);
   });
 
-  test('a refused record still ends the recorder\'s lease', () => {
+  test("a refused record still ends the recorder's lease", () => {
     const { store } = clocked();
     const branch = recorded(store, rec());
     assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
@@ -354,9 +387,15 @@ describe('peek: a lookup that changes nothing', () => {
     const { store } = clocked({ maxEntries: 2 });
     recorded(store, rec({ chatId: 'one' }));
     recorded(store, rec({ anchor: B, chatId: 'two' }));
-    assert.deepEqual(store.peek(A), store.lookup(A).map((b) => ({ ...b })));
+    assert.deepEqual(
+      store.peek(A),
+      store.lookup(A).map((b) => ({ ...b })),
+    );
     store.lookup(B); // two is now the more recent
-    assert.deepEqual(store.peek(A).map((b) => b.chatId), ['one']);
+    assert.deepEqual(
+      store.peek(A).map((b) => b.chatId),
+      ['one'],
+    );
     recorded(store, rec({ chatId: 'three' }));
     assert.deepEqual(new Set(store.list().map((b) => b.chatId)), new Set(['three', 'two']), 'one went first: peek did not make it recent');
   });
@@ -393,7 +432,11 @@ describe('lower: limits lowered on a running store', () => {
 
     recorded(store, rec({ chatId: 'mid', baseVersion: mid!.version }));
     assert.deepEqual(store.lower({ maxEntries: 1 }), { ttlMs: 1000, maxEntries: 1 });
-    assert.deepEqual(store.list().map((b) => b.chatId), ['mid'], 'the least recently used went');
+    assert.deepEqual(
+      store.list().map((b) => b.chatId),
+      ['mid'],
+      'the least recently used went',
+    );
     assert.deepEqual(store.lookup(B), []);
     assert.equal(store.stats().maxEntries, 1);
   });

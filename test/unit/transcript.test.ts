@@ -26,57 +26,148 @@ describe('bad transcripts: one clear message naming what and where', () => {
     ['unknown part type', u([{ type: 'video' }]), /^messages\[0\]\.content\[0\]\.type: unknown part type "video"/],
     ['part without type', u([{ text: 'x' }]), /^messages\[0\]\.content\[0\]\.type: a part needs a "type"/],
     ['tool message without tool_call_id', '{"messages":[{"role":"tool","content":"x"}]}', /^messages\[0\]\.tool_call_id: missing/],
-    ['tool_calls not an array', '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":{}}]}', /^messages\[1\]\.tool_calls: expected an array of tool calls$/],
-    ['tool call arguments as an object', '{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":{}}}]}]}', /^messages\[1\]\.tool_calls\[0\]\.function\.arguments: expected a string of JSON arguments$/],
-    ['tools not an array', '{"messages":[{"role":"user","content":"x"}],"tools":{"read":{}}}', /^tools: expected an array of tool definitions$/],
-    ['tool without function', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}', /^tools\[0\]\.function: missing; expected an object$/],
-    ['tool with a numeric name', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":3}}]}', /^tools\[0\]\.function\.name: expected a string, got a number$/],
-    ['AI SDK tool-result without toolName', '{"prompt":[{"role":"tool","content":[{"type":"tool-result","toolCallId":"a"}]}]}', /^prompt\[0\]\.content\[0\]\.toolName: missing/],
-    ['AI SDK tool content as a string', '{"prompt":[{"role":"tool","content":"x"}]}', /^prompt\[0\]\.content: expected an array of tool-result parts$/],
-    ['AI SDK unknown tool type', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"weird"}]}', /^tools\[0\]\.type: expected a tool of type "function" or "provider-defined"$/],
-    ['absurd nesting', `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":${'['.repeat(200)}${']'.repeat(200)}}}]}`, /nested deeper than 64 levels/],
+    [
+      'tool_calls not an array',
+      '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"tool_calls":{}}]}',
+      /^messages\[1\]\.tool_calls: expected an array of tool calls$/,
+    ],
+    [
+      'tool call arguments as an object',
+      '{"messages":[{"role":"user","content":"x"},{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":{}}}]}]}',
+      /^messages\[1\]\.tool_calls\[0\]\.function\.arguments: expected a string of JSON arguments$/,
+    ],
+    [
+      'tools not an array',
+      '{"messages":[{"role":"user","content":"x"}],"tools":{"read":{}}}',
+      /^tools: expected an array of tool definitions$/,
+    ],
+    [
+      'tool without function',
+      '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function"}]}',
+      /^tools\[0\]\.function: missing; expected an object$/,
+    ],
+    [
+      'tool with a numeric name',
+      '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":3}}]}',
+      /^tools\[0\]\.function\.name: expected a string, got a number$/,
+    ],
+    [
+      'AI SDK tool-result without toolName',
+      '{"prompt":[{"role":"tool","content":[{"type":"tool-result","toolCallId":"a"}]}]}',
+      /^prompt\[0\]\.content\[0\]\.toolName: missing/,
+    ],
+    [
+      'AI SDK tool content as a string',
+      '{"prompt":[{"role":"tool","content":"x"}]}',
+      /^prompt\[0\]\.content: expected an array of tool-result parts$/,
+    ],
+    [
+      'AI SDK unknown tool type',
+      '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"weird"}]}',
+      /^tools\[0\]\.type: expected a tool of type "function" or "provider-defined"$/,
+    ],
+    [
+      'absurd nesting',
+      `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":${'['.repeat(200)}${']'.repeat(200)}}}]}`,
+      /nested deeper than 64 levels/,
+    ],
     ['model that is a flag', '{"messages":[{"role":"user","content":"x"}],"model":"--resume=x"}', /^model: "--resume=x" begins with "-"/],
     ['workspace that is a flag', '{"messages":[{"role":"user","content":"x"}],"workspace":"-rf"}', /^workspace: "-rf" begins with "-"/],
     ['relative workspace', '{"messages":[{"role":"user","content":"x"}],"workspace":"src"}', /^workspace: "src" is not an absolute path$/],
-    ['workspace with a newline', '{"messages":[{"role":"user","content":"x"}],"workspace":"/a\\nb"}', /^workspace: contains a control character$/],
+    [
+      'workspace with a newline',
+      '{"messages":[{"role":"user","content":"x"}],"workspace":"/a\\nb"}',
+      /^workspace: contains a control character$/,
+    ],
     ['model not a string', '{"messages":[{"role":"user","content":"x"}],"model":["gpt-5"]}', /^model: expected a string, got an array$/],
     ['empty model', '{"messages":[{"role":"user","content":"x"}],"model":""}', /^model: must not be empty$/],
-    ['AI SDK file part without data', '{"prompt":[{"role":"user","content":[{"type":"file","mediaType":"image/png"}]}]}', /^prompt\[0\]\.content\[0\]\.data: missing; expected a value$/],
-    ['AI SDK image part without image', '{"prompt":[{"role":"user","content":[{"type":"image"}]}]}', /^prompt\[0\]\.content\[0\]\.image: missing; expected a value$/],
-    ['AI SDK redacted reasoning without data', '{"prompt":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"redacted-reasoning"}]}]}', /^prompt\[1\]\.content\[0\]\.data: missing; expected a value$/],
-    ['tool with an empty name', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":""}}]}', /^tools\[0\]\.function\.name: must not be empty: a tool needs a name$/],
-    ['AI SDK provider tool with an empty name', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"provider-defined","id":"x.y","name":""}]}', /^tools\[0\]\.name: must not be empty/],
-    ['parameters that are a string', '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":"str"}}]}', /^tools\[0\]\.function\.parameters: expected a JSON schema \(an object\)$/],
-    ['AI SDK parameters that are a number', '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"function","name":"t","parameters":3}]}', /^tools\[0\]\.parameters: expected a JSON schema \(an object\)$/],
-    ['tool calls on a user message', '{"messages":[{"role":"user","content":"x","tool_calls":[]}]}', /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/],
-    ['tool calls on a tool message', '{"messages":[{"role":"tool","tool_call_id":"a","content":"x","tool_calls":[{}]}]}', /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/],
+    [
+      'AI SDK file part without data',
+      '{"prompt":[{"role":"user","content":[{"type":"file","mediaType":"image/png"}]}]}',
+      /^prompt\[0\]\.content\[0\]\.data: missing; expected a value$/,
+    ],
+    [
+      'AI SDK image part without image',
+      '{"prompt":[{"role":"user","content":[{"type":"image"}]}]}',
+      /^prompt\[0\]\.content\[0\]\.image: missing; expected a value$/,
+    ],
+    [
+      'AI SDK redacted reasoning without data',
+      '{"prompt":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"redacted-reasoning"}]}]}',
+      /^prompt\[1\]\.content\[0\]\.data: missing; expected a value$/,
+    ],
+    [
+      'tool with an empty name',
+      '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":""}}]}',
+      /^tools\[0\]\.function\.name: must not be empty: a tool needs a name$/,
+    ],
+    [
+      'AI SDK provider tool with an empty name',
+      '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"provider-defined","id":"x.y","name":""}]}',
+      /^tools\[0\]\.name: must not be empty/,
+    ],
+    [
+      'parameters that are a string',
+      '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":"str"}}]}',
+      /^tools\[0\]\.function\.parameters: expected a JSON schema \(an object\)$/,
+    ],
+    [
+      'AI SDK parameters that are a number',
+      '{"prompt":[{"role":"user","content":"x"}],"tools":[{"type":"function","name":"t","parameters":3}]}',
+      /^tools\[0\]\.parameters: expected a JSON schema \(an object\)$/,
+    ],
+    [
+      'tool calls on a user message',
+      '{"messages":[{"role":"user","content":"x","tool_calls":[]}]}',
+      /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/,
+    ],
+    [
+      'tool calls on a tool message',
+      '{"messages":[{"role":"tool","tool_call_id":"a","content":"x","tool_calls":[{}]}]}',
+      /^messages\[0\]\.tool_calls: only an assistant message carries tool calls$/,
+    ],
   ];
   for (const [name, input, expected] of cases) {
     test(name, () => {
-      assert.throws(() => parseTranscript(input), (error: unknown) => {
-        assert.ok(error instanceof TranscriptError, `a TranscriptError, not ${String(error)}`);
-        assert.match(error.message, expected);
-        assert.doesNotMatch(error.message, /\n/);
-        return true;
-      });
+      assert.throws(
+        () => parseTranscript(input),
+        (error: unknown) => {
+          assert.ok(error instanceof TranscriptError, `a TranscriptError, not ${String(error)}`);
+          assert.match(error.message, expected);
+          assert.doesNotMatch(error.message, /\n/);
+          return true;
+        },
+      );
     });
   }
 });
 
 describe('accepted shapes become one canonical conversation', () => {
   test('OpenAI body with system, user parts, tool calls and results', () => {
-    const c = parseTranscript(JSON.stringify({
-      model: 'cursor-acp/gpt-5',
-      workspace: '/work/p',
-      sessionId: 'ses_1',
-      messages: [
-        { role: 'system', content: 'sys' },
-        { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"p":1}' } }] },
-        { role: 'tool', tool_call_id: 'c1', content: 'out' },
-      ],
-      tools: [{ type: 'function', function: { name: 'read', description: 'r', parameters: { type: 'object' } } }],
-    }));
+    const c = parseTranscript(
+      JSON.stringify({
+        model: 'cursor-acp/gpt-5',
+        workspace: '/work/p',
+        sessionId: 'ses_1',
+        messages: [
+          { role: 'system', content: 'sys' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hi' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"p":1}' } }],
+          },
+          { role: 'tool', tool_call_id: 'c1', content: 'out' },
+        ],
+        tools: [{ type: 'function', function: { name: 'read', description: 'r', parameters: { type: 'object' } } }],
+      }),
+    );
     assert.equal(c.shape, 'openai');
     assert.deepEqual([c.model, c.workspace, c.sessionId], ['cursor-acp/gpt-5', '/work/p', 'ses_1']);
     assert.deepEqual(c.messages[1]!.parts[1], { type: 'file', mediaType: 'image/png', data: 'data:image/png;base64,AA' });
@@ -86,15 +177,30 @@ describe('accepted shapes become one canonical conversation', () => {
     assert.deepEqual(c.tools, [{ name: 'read', description: 'r', parameters: { type: 'object' } }]);
   });
   test('AI SDK prompt with parts', () => {
-    const c = parseTranscript(JSON.stringify({
-      prompt: [
-        { role: 'system', content: 'sys' },
-        { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'file', data: 'AAAA', mediaType: 'image/png' }] },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'ok' }, { type: 'tool-call', toolCallId: 't1', toolName: 'bash', input: { cmd: 'ls' } }] },
-        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'bash', output: { type: 'text', value: 'a b' } }] },
-      ],
-      tools: [{ type: 'function', name: 'bash', description: 'run', inputSchema: { type: 'object' } }],
-    }));
+    const c = parseTranscript(
+      JSON.stringify({
+        prompt: [
+          { role: 'system', content: 'sys' },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'hi' },
+              { type: 'file', data: 'AAAA', mediaType: 'image/png' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'reasoning', text: 'hmm' },
+              { type: 'text', text: 'ok' },
+              { type: 'tool-call', toolCallId: 't1', toolName: 'bash', input: { cmd: 'ls' } },
+            ],
+          },
+          { role: 'tool', content: [{ type: 'tool-result', toolCallId: 't1', toolName: 'bash', output: { type: 'text', value: 'a b' } }] },
+        ],
+        tools: [{ type: 'function', name: 'bash', description: 'run', inputSchema: { type: 'object' } }],
+      }),
+    );
     assert.equal(c.shape, 'ai-sdk');
     assert.equal(c.messages.length, 4);
     assert.deepEqual(c.messages[2]!.parts[2], { type: 'tool-call', id: 't1', name: 'bash', input: { cmd: 'ls' } });
@@ -105,20 +211,29 @@ describe('accepted shapes become one canonical conversation', () => {
     assert.deepEqual(parseTranscript(text), { shape: 'text', text, messages: [], tools: [] });
   });
   test('developer role is a system message', () => {
-    assert.equal(parseTranscript('{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"}]}').messages[0]!.role, 'system');
+    assert.equal(
+      parseTranscript('{"messages":[{"role":"developer","content":"d"},{"role":"user","content":"u"}]}').messages[0]!.role,
+      'system',
+    );
   });
   test('keys such as __proto__ and constructor in a schema stay plain data, and change nothing else', () => {
-    const c = parseTranscript('{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"__proto__":{"a":1},"constructor":{"b":2}}}}]}');
+    const c = parseTranscript(
+      '{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"__proto__":{"a":1},"constructor":{"b":2}}}}]}',
+    );
     const parameters = c.tools[0]!.parameters as object;
     assert.deepEqual(Object.keys(parameters), ['__proto__', 'constructor'], 'own keys, kept');
     assert.equal(Object.getPrototypeOf(parameters), Object.prototype, 'not a prototype');
     assert.deepEqual(Object.getOwnPropertyDescriptor(parameters, '__proto__')?.value, { a: 1 });
   });
   test('duplicated keys: the last one wins, as in JSON.parse', () => {
-    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"a","content":"b"}]}').messages[0]!.parts, [{ type: 'text', text: 'b' }]);
+    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"a","content":"b"}]}').messages[0]!.parts, [
+      { type: 'text', text: 'b' },
+    ]);
   });
   test('an OpenAI tool_calls of null on a user message is no call', () => {
-    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"x","tool_calls":null}]}').messages[0]!.parts, [{ type: 'text', text: 'x' }]);
+    assert.deepEqual(parseTranscript('{"messages":[{"role":"user","content":"x","tool_calls":null}]}').messages[0]!.parts, [
+      { type: 'text', text: 'x' },
+    ]);
   });
 });
 
@@ -150,14 +265,29 @@ describe('input bytes: "{" opens a JSON transcript; other JSON is refused; the r
   test('a broken byte is shown as U+FFFD in the text (what --dry-run prints)', () => {
     assert.equal(parseTranscript(Buffer.from('caf\xe9', 'latin1')).text, 'caf\ufffd');
   });
-  for (const [input, got] of [['"fix the bug"', 'a string'], [' 42\n', 'a number'], ['true', 'true'], ['null', 'null'], ['[1]', 'an array']] as const) {
+  for (const [input, got] of [
+    ['"fix the bug"', 'a string'],
+    [' 42\n', 'a number'],
+    ['true', 'true'],
+    ['null', 'null'],
+    ['[1]', 'an array'],
+  ] as const) {
     test(`JSON ${input.trim()} is no transcript`, () => {
-      assert.throws(() => parseTranscript(Buffer.from(input)), new RegExp(`^TranscriptError: transcript: expected a JSON object \\(an OpenAI Chat Completions body or an AI SDK prompt\\), got ${got}$`));
+      assert.throws(
+        () => parseTranscript(Buffer.from(input)),
+        new RegExp(
+          `^TranscriptError: transcript: expected a JSON object \\(an OpenAI Chat Completions body or an AI SDK prompt\\), got ${got}$`,
+        ),
+      );
     });
   }
   test('JSON values are counted before parsing, outside strings only', () => {
-    const tool = (parameters: string) => `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"enum":${parameters}}}}]}`;
-    assert.throws(() => parseTranscript(tool(`[${'0,'.repeat(2_000_000)}0]`)), /^TranscriptError: stdin: JSON with more than 2,000,000 values, the limit/);
+    const tool = (parameters: string) =>
+      `{"messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"t","parameters":{"enum":${parameters}}}}]}`;
+    assert.throws(
+      () => parseTranscript(tool(`[${'0,'.repeat(2_000_000)}0]`)),
+      /^TranscriptError: stdin: JSON with more than 2,000,000 values, the limit/,
+    );
     assert.equal(parseTranscript(tool(`[${'0,'.repeat(1_999_000)}0]`)).shape, 'openai');
     // Commas, brackets and escaped quotes inside strings are text: neither values nor nesting.
     assert.equal(parseTranscript(tool(JSON.stringify(`a\\"${',['.repeat(2_100_000)}\\`))).shape, 'openai');
