@@ -34,7 +34,7 @@ export async function passthroughBench(snapshot: Snapshot, options: { quick: boo
   const addedMedian = median(added);
   return {
     id: 'passthrough',
-    title: '6. hand-over (--version)',
+    title: '7. hand-over (--version)',
     rows: [
       { metric: `bare node -e '' (median of ${samples.length})`, value: `${round(bare)} ms` },
       { metric: 'stand-in --version, direct', value: `${round(median(samples.map((s) => s.direct)))} ms` },

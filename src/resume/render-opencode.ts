@@ -5,7 +5,7 @@
 // tools block, the tool list) stay out: the chat has them from its first prompt.
 import { CLOSING_LINE, renderOpencodeMessage, toolCallLines } from '../transcript/opencode-text.js';
 import type { Conversation } from '../transcript/types.js';
-import type { DeltaResult } from './render.js';
+import { notSendable, type DeltaResult } from './render.js';
 
 export function renderOpencodeDelta(conversation: Conversation, knownCount: number): DeltaResult {
   const { messages } = conversation;
@@ -15,8 +15,8 @@ export function renderOpencodeDelta(conversation: Conversation, knownCount: numb
   const userTexts: string[] = [];
   for (let i = knownCount; i < messages.length; i++) {
     const m = messages[i]!;
-    if (m.role === 'system') return { ok: false, why: `message ${i + 1} is a new system message` };
-    if (m.role === 'assistant') return { ok: false, why: `message ${i + 1} is an assistant message cursor did not write` };
+    const refused = notSendable(m, i);
+    if (refused !== null) return { ok: false, why: refused };
     if (m.role === 'user') {
       const text = renderOpencodeMessage(m).slice('USER: '.length).trim();
       if (text !== '') userTexts.push(text);

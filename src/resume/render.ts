@@ -77,6 +77,13 @@ export function renderFull(conversation: Conversation): string {
   return blocks.join('\n\n');
 }
 
+/** Why a new message can never go in a delta: cursor did not write it, or a chat cannot take a new system prompt. */
+export function notSendable(m: Message, index: number): string | null {
+  if (m.role === 'system') return `message ${index + 1} is a new system message`;
+  if (m.role === 'assistant') return `message ${index + 1} is an assistant message cursor did not write`;
+  return null;
+}
+
 export type DeltaResult = { ok: true; prompt: string } | { ok: false; why: string };
 
 /**
@@ -93,8 +100,8 @@ export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number
   const userTexts: string[] = [];
   for (let i = knownCount; i < messages.length; i++) {
     const m = messages[i]!;
-    if (m.role === 'system') return { ok: false, why: `message ${i + 1} is a new system message` };
-    if (m.role === 'assistant') return { ok: false, why: `message ${i + 1} is an assistant message cursor did not write` };
+    const refused = notSendable(m, i);
+    if (refused !== null) return { ok: false, why: refused };
     if (m.parts.some((p) => p.type === 'file')) {
       return { ok: false, why: `message ${i + 1} carries a file or image, which a text prompt cannot carry` };
     }

@@ -3,7 +3,7 @@
 import { pack, prefixHash } from '../../src/cache/known.js';
 import type { Branch, MatchedBranch } from '../../src/cache/types.js';
 import { analyze, decide, type Analysis, type DecideSettings, type Decision } from '../../src/resume/decide.js';
-import { assistantDigest, type ReplyToolCall } from '../../src/resume/digests.js';
+import { replyDigest, type ReplyToolCall } from '../../src/resume/digests.js';
 import { sharedPrefix } from '../../src/resume/prefix.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 
@@ -62,14 +62,22 @@ export function branchAfter(
   reply: { text: string; toolCalls?: ReplyToolCall[] },
   overrides: Partial<Branch> = {},
 ): KnownBranch {
-  const a = analysisOf(body);
+  return branchFrom(analysisOf(body), reply, overrides);
+}
+
+/** The branch a successful turn leaves behind, for a transcript of any shape already analysed. */
+export function branchFrom(
+  a: Analysis,
+  reply: { text: string; toolCalls?: ReadonlyArray<ReplyToolCall> },
+  overrides: Partial<Branch> = {},
+): KnownBranch {
   return {
     anchor: a.anchor!,
     chatId: 'c6b62c6f-7ead-4fd6-9922-e952131177ff',
     toolsFingerprint: a.toolsFingerprint,
     workspace: a.workspace,
     model: a.model,
-    ...knowing([...a.digests, assistantDigest(reply.text, reply.toolCalls ?? [])]),
+    ...knowing([...a.digests, replyDigest(a, reply.text, reply.toolCalls ?? [])]),
     bytesSaved: 0,
     version: 3,
     turns: 1,

@@ -7,9 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { analyze, decide, type Analysis } from '../../src/resume/decide.js';
-import { replyDigest } from '../../src/resume/digests.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
-import { PATTERNS, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
+import { PATTERNS, branchFrom, matchedTo } from '../support/engine.js';
 
 const RUNS = { numRuns: 1000 };
 
@@ -160,26 +159,6 @@ const listInLeadingSystem = (ms: M[]): boolean => {
 const analysisOf = (text: string): Analysis =>
   analyze(parseTranscript(text), { workspace: '/work/project', model: 'auto', sideCallPatterns: PATTERNS });
 
-function branchOf(a: Analysis, r: { text: string; calls: Array<{ id: string; name: string }> }): KnownBranch {
-  return {
-    anchor: a.anchor!,
-    chatId: 'c6b62c6f-7ead-4fd6-9922-e952131177ff',
-    toolsFingerprint: a.toolsFingerprint,
-    workspace: a.workspace,
-    model: a.model,
-    ...knowing([...a.digests, replyDigest(a, r.text, r.calls)]),
-    bytesSaved: 0,
-    version: 1,
-    turns: 1,
-    state: 'ok',
-    lastOutcome: 'success',
-    createdAt: 1,
-    updatedAt: 2,
-    ttlLeftMs: 60_000,
-    leased: false,
-  };
-}
-
 /** The reply as OpenCode keeps it in the next request: its calls under the plugin's names and arguments. */
 const asKept = (r: { text: string; calls: Array<{ id: string }> }, mapped: Call[]): M => ({
   role: 'assistant',
@@ -254,7 +233,7 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
             analysis: a2,
             settings: { enabled: true, unsafeDelta },
             callerResume: false,
-            branches: [matchedTo(branchOf(a1, r), a2)],
+            branches: [matchedTo(branchFrom(a1, { text: r.text, toolCalls: r.calls }), a2)],
             missingChats: new Set(),
           });
           if (d.decision === 'fresh') return;
@@ -291,7 +270,7 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
             analysis: a2,
             settings: { enabled: true, unsafeDelta: 'fresh' },
             callerResume: false,
-            branches: [matchedTo(branchOf(a1, r), a2)],
+            branches: [matchedTo(branchFrom(a1, { text: r.text, toolCalls: r.calls }), a2)],
             missingChats: new Set(),
           });
           assert.deepEqual([d.decision, d.reason], ['resume-delta', 'delta']);

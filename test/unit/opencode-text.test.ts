@@ -8,11 +8,10 @@ import { parseCallerArgs } from '../../src/agent/argv.js';
 import { resolveSettings } from '../../src/config.js';
 import { analyzeTurn, planTurn, type TurnContext } from '../../src/turn/plan.js';
 import { analyze, decide, type Analysis, type Decision } from '../../src/resume/decide.js';
-import { replyDigest } from '../../src/resume/digests.js';
 import { REASONS } from '../../src/resume/reasons.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import type { Conversation } from '../../src/transcript/types.js';
-import { ON, PATTERNS, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
+import { ON, PATTERNS, branchFrom, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
 
 const FIXTURES = new URL('../fixtures/opencode-plugin/', import.meta.url);
 const fixture = (name: string): string => readFileSync(new URL(name, FIXTURES), 'utf8');
@@ -27,26 +26,8 @@ const analysisOf = (text: string): Analysis =>
   analyze(parseTranscript(text), { workspace: '/work/project', model: 'auto', sideCallPatterns: PATTERNS });
 
 /** What a successful turn over `text` leaves in the cache, cursor having replied `reply`. */
-function branchAfter(text: string, reply: { text: string; calls?: Array<{ id: string; name: string }> }): KnownBranch {
-  const a = analysisOf(text);
-  return {
-    anchor: a.anchor!,
-    chatId: 'c6b62c6f-7ead-4fd6-9922-e952131177ff',
-    toolsFingerprint: a.toolsFingerprint,
-    workspace: a.workspace,
-    model: a.model,
-    ...knowing([...a.digests, replyDigest(a, reply.text, reply.calls ?? [])]),
-    bytesSaved: 0,
-    version: 1,
-    turns: 1,
-    state: 'ok',
-    lastOutcome: 'success',
-    createdAt: 1_000,
-    updatedAt: 2_000,
-    ttlLeftMs: 1_800_000,
-    leased: false,
-  };
-}
+const branchAfter = (text: string, reply: { text: string; calls?: Array<{ id: string; name: string }> }): KnownBranch =>
+  branchFrom(analysisOf(text), { text: reply.text, toolCalls: reply.calls ?? [] });
 
 const decideText = (text: string, branches: KnownBranch[]): Decision => {
   const analysis = analysisOf(text);
