@@ -161,10 +161,31 @@ export function shellQuote(args: ReadonlyArray<string>): string {
  * own indent. Examples (from an "Examples:" line to the next blank one) stay whole, to
  * be copied as they are.
  */
+/**
+ * Prose written as several lines at the margin becomes one line a paragraph, so that it
+ * wraps to the terminal as a whole: headings (ending in ":"), indented rows and the
+ * examples stay as they are written.
+ */
+function reflow(text: string): string {
+  const out: string[] = [];
+  let inExamples = false;
+  let prose = false;
+  for (const line of text.split('\n')) {
+    const heading = /^\S.*:$/.test(line);
+    if (line.trim() === '') inExamples = false;
+    else if (heading) inExamples = line === 'Examples:';
+    const margin = line !== '' && !/^\s/.test(line) && !heading && !inExamples;
+    if (margin && prose) out[out.length - 1] += ` ${line}`;
+    else out.push(line);
+    prose = margin && !line.startsWith('Usage:');
+  }
+  return out.join('\n');
+}
+
 export function wrapHelp(text: string, width: number): string {
   const help = new Help();
   let inExamples = false;
-  return text
+  return reflow(text)
     .split('\n')
     .map((line) => {
       if (line.trim() === '') inExamples = false;

@@ -25,7 +25,14 @@ export function buildProgram(): Command {
     // Our errors all read `cursor-resume: ...` on one line and say what to do next; subcommands
     // inherit this. Help is wrapped to the terminal (80 columns elsewhere, as commander wraps its own part).
     .configureOutput({
-      outputError: (text, write) => write(`cursor-resume: ${text.replace(/^error: /, '').trimEnd()} (add --help for usage and examples)\n`),
+      // One line: commander puts its "(Did you mean ...?)" on a line of its own.
+      outputError: (text, write) =>
+        write(
+          `cursor-resume: ${text
+            .replace(/^error: /, '')
+            .trim()
+            .replace(/\s*\n\s*/g, ' ')} (add --help for usage and examples)\n`,
+        ),
       writeOut: (text) => process.stdout.write(wrapHelp(text, process.stdout.isTTY ? process.stdout.columns : 80)),
     })
     .addHelpText(
@@ -37,13 +44,15 @@ Run options (on a run line, beside cursor-agent's own flags):
   --trace FILE     append one JSON line per run to FILE
 
 Every other flag, and every cursor-agent subcommand (login, status, models, create-chat, ...), goes to
-cursor-agent unchanged. Resume is opt-in: CURSOR_RESUME_ENABLED=1 (or config set resume true); when
-neither is set, CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes), which OpenCode's plugin also reads.
+cursor-agent unchanged, but for a near miss of one of ours (--dryrun) and an --output-format other than
+text, json or stream-json: both exit 2. Resume is opt-in: CURSOR_RESUME_ENABLED=1 (or config set resume
+true); when neither is set, CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes). OpenCode's plugin reads
+that one too and then resumes by itself, so under OpenCode use CURSOR_RESUME_ENABLED.
 
 Examples:
   CURSOR_RESUME_ENABLED=1 cursor-resume --print --output-format stream-json < body.json
-  cursor-resume --dry-run --model gpt-5 < body.json
-  cursor-resume inspect --transcript body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume --dry-run --model gpt-5 < body.json
+  CURSOR_RESUME_ENABLED=1 cursor-resume inspect --transcript body.json
   cursor-resume simulate --resume-on --expect fresh,resume-delta turn1.json turn2.json
 
 See also: man cursor-resume`,

@@ -24,20 +24,22 @@ export function addHelperCommand(program: Command): Command {
 The helper keeps resume state (hashes, chat IDs, workspace paths, model names, counts, times; never
 message text) in memory behind a Unix socket, helper.sock, in $CURSOR_RESUME_RUNTIME_DIR (an absolute
 path; default $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid>), a private 0700
-folder. A run that needs it starts it, with none of the caller's environment but these settings. It
-exits by itself after 5 minutes with no connections and an empty cache, and on SIGTERM, SIGINT or SIGHUP.
+folder. A run that needs it starts it, with none of the caller's environment but the two idle
+settings below and NODE_OPTIONS. It exits by itself after 5 minutes with no connections and an empty
+cache, and on SIGTERM, SIGINT or SIGHUP.
 
 Exit status of status: 0 running, 3 not running, 1 the runtime dir cannot be used or the helper
 does not answer.
 
-Its environment (tests and advanced use):
+Environment (tests and advanced use):
   CURSOR_RESUME_TTL_MS        life of an entry after its last turn (default and maximum 3600000)
   CURSOR_RESUME_MAX_ENTRIES   entries kept, least recently used evicted first (default and maximum 64)
   CURSOR_RESUME_IDLE_MS       idle time before the helper exits (default 300000, 100 to 3600000)
   CURSOR_RESUME_CONNECTION_IDLE_MS  silence after which a connection holding no lease is closed
                               (default 30000, 100 to 3600000)
-The first two, like config ttlMinutes and maxEntries, only lower the limits; a running helper with
-higher ones is lowered by the next run (or helper start) that connects to it.
+The first two are read by a run or helper start, not by the helper: like config ttlMinutes and
+maxEntries they only lower the limits, which a run (or helper start) sends to the helper it connects
+to. The last two are the helper's own.
 
 Examples:
   cursor-resume helper status
