@@ -109,21 +109,34 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
 
     const child = spawn(options.agent, options.argv, { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
 
-    const relay = (signal: NodeJS.Signals): void => {
-      result.endedByCaller ??= signal;
-      child.kill(signal);
+    const running = (): boolean => child.exitCode === null && child.signalCode === null;
+    // cursor-agent gets KILL_AFTER_MS to end once we asked it to; what it does longer is unknown.
+    const endSoon = (): void => {
       hardKill ??= setTimeout(() => {
         result.killedHard = true;
         child.kill('SIGKILL');
       }, KILL_AFTER_MS).unref();
     };
+    const relay = (signal: NodeJS.Signals): void => {
+      // Only a signal that found cursor-agent running ended the run; one after its exit says nothing of it.
+      if (!running()) return;
+      result.endedByCaller ??= signal;
+      child.kill(signal);
+      endSoon();
+    };
     for (const signal of RELAYED_SIGNALS) process.on(signal, relay);
 
+    let draining = false;
     const writeOut = (chunk: Buffer): void => {
       result.wroteOutput = true;
-      if (!process.stdout.write(chunk)) {
+      if (!process.stdout.write(chunk) && !draining) {
+        // One wait for 'drain' however many chunks are written meanwhile (held ones come in bursts).
+        draining = true;
         child.stdout.pause();
-        process.stdout.once('drain', () => child.stdout.resume());
+        process.stdout.once('drain', () => {
+          draining = false;
+          child.stdout.resume();
+        });
       }
     };
     const writeErr = (chunk: Buffer): void => {
@@ -143,10 +156,11 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     const stop = (why: AgentRun['stopped']): void => {
       if (result.stopped !== null) return;
       result.stopped = why;
-      if (why === 'stdout-closed') result.endedByCaller ??= why;
+      if (why === 'stdout-closed' && running()) result.endedByCaller ??= why;
       heldOut = [];
       heldErr = [];
       child.kill('SIGTERM');
+      endSoon();
     };
 
     // Output from the first tool_call on, while the cache is told of it.

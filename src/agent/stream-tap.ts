@@ -47,6 +47,11 @@ export class StreamTap {
   resultText: string | undefined = undefined;
   resultLine: string | undefined = undefined;
   readonly toolCalls: ReplyToolCall[] = [];
+  /**
+   * The stream went on past its tool calls (a call completed, more text): cursor-agent ran
+   * a tool itself or answered on, so its chat no longer ends at those calls.
+   */
+  pastCalls = false;
   /** Cursor's reply text as it streamed (what a caller that stops at a tool call has seen); undefined past MAX_TAP_REPLY_TEXT. */
   replyText: string | undefined = '';
 
@@ -135,14 +140,16 @@ export class StreamTap {
         this.answerStarted = true;
         if (event.subtype === 'started' && typeof event.call_id === 'string' && this.toolCalls.length < MAX_TAP_TOOL_CALLS) {
           this.toolCalls.push({ id: event.call_id, name: toolName(event.tool_call) });
-        }
+        } else if (this.toolCalls.length > 0) this.pastCalls = true;
         return;
       case 'assistant':
         this.answerStarted = true;
+        if (this.toolCalls.length > 0) this.pastCalls = true;
         this.followReply(event);
         return;
       default:
         this.answerStarted = true;
+        if (this.toolCalls.length > 0) this.pastCalls = true;
     }
   }
 

@@ -90,7 +90,12 @@ class LazyClient {
 
   get(): Promise<HelperClient | null> {
     if (this.client || !this.reconnect) return Promise.resolve(this.client);
-    this.#connecting ??= this.reconnect().then((c) => (this.client = c));
+    // A helper still starting may answer a later call: a failed attempt is not remembered.
+    this.#connecting ??= this.reconnect().then((c) => {
+      this.client = c;
+      this.#connecting = null;
+      return c;
+    });
     return this.#connecting;
   }
 

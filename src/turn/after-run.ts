@@ -19,7 +19,10 @@ export type RunFacts = Pick<
   AgentRun,
   'code' | 'signal' | 'stderr' | 'wroteOutput' | 'stopped' | 'endedByCaller' | 'killedHard' | 'spawnError'
 > & {
-  tap: Pick<StreamTap, 'sessionId' | 'sessionChanged' | 'answerStarted' | 'results' | 'isError' | 'resultText' | 'replyText'> & {
+  tap: Pick<
+    StreamTap,
+    'sessionId' | 'sessionChanged' | 'answerStarted' | 'results' | 'isError' | 'resultText' | 'replyText' | 'pastCalls'
+  > & {
     toolCalls: ReadonlyArray<ReplyToolCall>;
   };
 };
@@ -118,7 +121,10 @@ function handedOver(run: RunFacts, plan: Plan): boolean {
   return (
     run.endedByCaller !== null &&
     !run.killedHard &&
+    // The caller saw the calls live: a text or json caller, who gets the answer at the end, ended nothing at them.
+    plan.callerFormat === 'stream-json' &&
     tap.toolCalls.length > 0 &&
+    !tap.pastCalls &&
     tap.replyText !== undefined &&
     tap.results === 0 &&
     (run.stopped === null || run.stopped === 'stdout-closed') &&

@@ -40,6 +40,8 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
   say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'look.' }] }, timestamp_ms: 2 });
   say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }] }, timestamp_ms: 3, model_call_id: 'm1' });
   say({ type: 'tool_call', subtype: 'started', call_id: 'call_1', tool_call: { readToolCall: { args: { path: 'notes.txt' } } } });
+  // Told to, it runs the read itself at once, as cursor-agent may before its caller's signal arrives.
+  if (process.env.TOOL_AGENT_RUNS_TOOLS) say({ type: 'tool_call', subtype: 'completed', call_id: 'call_1', tool_call: { readToolCall: { args: { path: 'notes.txt' }, result: { success: {} } } } });
   setTimeout(() => {}, 60000);
   process.on('SIGTERM', () => setTimeout(() => {
     process.removeAllListeners('SIGTERM');
@@ -70,15 +72,15 @@ const withResult = [
   { role: 'tool', tool_call_id: 'call_1', content: '42' },
 ];
 
-/** Runs one turn and sends SIGTERM the moment its stdout shows a tool_call, as the plugin does. */
-function runUntilToolCall(body: string, env: NodeJS.ProcessEnv) {
+/** Runs one turn and sends SIGTERM the moment its stdout shows `until` (a tool_call, as the plugin does). */
+function runUntil(body: string, env: NodeJS.ProcessEnv, until: RegExp = /"type":"tool_call"/) {
   const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const killed = new Promise<void>((resolve) => {
     child.stdout.setEncoding('utf8').on('data', (d: string) => {
       stdout += d;
-      if (/"type":"tool_call"/.test(stdout) && child.signalCode === null && !child.killed) {
+      if (until.test(stdout) && child.signalCode === null && !child.killed) {
         child.kill('SIGTERM');
         resolve();
       }
@@ -102,7 +104,7 @@ describe('the tool-loop handover', () => {
     const body = (messages: unknown[]) => JSON.stringify({ model: 'gpt-5', workspace, messages, tools });
 
     // The next request starts the moment the kill is sent, without waiting for the killed run to end.
-    const first = runUntilToolCall(body(opening), env);
+    const first = runUntil(body(opening), env);
     await first.killed;
     const next = runCli(STREAM_ARGS, { input: body(withResult), env });
     const t1 = await first.ended;
@@ -132,6 +134,26 @@ describe('the tool-loop handover', () => {
       stdins[1],
       'tool_call(id: call_1, name: read, args: {"path":"notes.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\n42\n\nThe above tool calls have been executed. Continue your response based on these results.',
     );
+  });
+
+  test('a run whose agent ran the tool itself before it was killed is not taken as ended at the call: the result goes to a fresh chat', async () => {
+    const log = join(tempDir('cr-log-'), 'stdin.jsonl');
+    const trace = join(tempDir('cr-trace-'), 'trace.jsonl');
+    const workspace = tempDir('cr-ws-');
+    const env = sandboxEnv({
+      CURSOR_RESUME_ENABLED: '1',
+      CURSOR_RESUME_AGENT: toolAgent(log),
+      CURSOR_RESUME_TRACE: trace,
+      TOOL_AGENT_RUNS_TOOLS: '1',
+    });
+    const body = (messages: unknown[]) => JSON.stringify({ model: 'gpt-5', workspace, messages, tools });
+    const first = runUntil(body(opening), env, /"subtype":"completed"/);
+    await first.killed;
+    const t1 = await first.ended;
+    assert.equal(t1.code, 143, t1.stderr);
+    const plan = await runCli(['--dry-run', ...STREAM_ARGS], { input: body(withResult), env });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.deepEqual([JSON.parse(plan.stdout).decision, JSON.parse(plan.stdout).reason], ['fresh', 'no-entry'], 'its early record is gone');
   });
 
   test('a run killed before any tool call stays interrupted: the next request starts fresh', async () => {

@@ -38,6 +38,7 @@ function run(over: Partial<RunFacts> = {}, tap: Partial<RunFacts['tap']> = {}): 
       isError: false,
       resultText: 'the answer',
       replyText: 'the answer',
+      pastCalls: false,
       toolCalls: [],
       ...tap,
     },
@@ -154,6 +155,18 @@ describe('settle', () => {
       settled(resumed, run({ code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' }, { ...calls, sessionId: 'other' })).update?.kind,
       'release',
     );
+  });
+  test('no handover once the stream went past its calls (cursor ran the tool itself), or for a caller that never saw them live', () => {
+    const calls = { results: 0, resultText: undefined, replyText: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'read' }] };
+    const killed = { code: null, signal: 'SIGTERM' as const, endedByCaller: 'SIGTERM' as const };
+    assert.equal(settled(fresh, run(killed, calls)).update?.kind, 'record', 'the case itself is a handover');
+    assert.equal(settled(fresh, run(killed, { ...calls, pastCalls: true })).update, null);
+    assert.deepEqual(settled(resumed, run(killed, { ...calls, pastCalls: true })).update, {
+      kind: 'release',
+      outcome: 'interrupted',
+      state: 'unknown',
+    });
+    assert.equal(settled({ ...fresh, callerFormat: 'text' }, run(killed, calls)).update, null);
   });
   test('an unusable chat ID is said, not recorded', () => {
     const s = settled(fresh, run({}, { sessionId: '../etc' }));
