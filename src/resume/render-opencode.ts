@@ -5,12 +5,11 @@
 // tools block, the tool list) stay out: the chat has them from its first prompt.
 import { CLOSING_LINE, renderOpencodeMessage, toolCallLines } from '../transcript/opencode-text.js';
 import type { Conversation } from '../transcript/types.js';
-import { notSendable, type DeltaResult } from './render.js';
+import { answerableCalls, notSendable, unanswerable, type DeltaResult } from './render.js';
 
 export function renderOpencodeDelta(conversation: Conversation, knownCount: number): DeltaResult {
   const { messages } = conversation;
-  const lastKnown = messages[knownCount - 1];
-  const calls = new Set(lastKnown?.role === 'assistant' ? lastKnown.parts.flatMap((p) => (p.type === 'tool-call' ? [p.id] : [])) : []);
+  const calls = answerableCalls(messages, knownCount);
   const results: string[] = [];
   const userTexts: string[] = [];
   for (let i = knownCount; i < messages.length; i++) {
@@ -23,13 +22,13 @@ export function renderOpencodeDelta(conversation: Conversation, knownCount: numb
       continue;
     }
     const id = m.parts[0]?.type === 'tool-result' ? m.parts[0].id : '';
-    if (!calls.has(id))
-      return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(id)}, which cursor's last reply did not make` };
+    if (!calls.has(id)) return { ok: false, why: unanswerable(i, id) };
     results.push(renderOpencodeMessage(m));
   }
   if (results.length === 0 && userTexts.length === 0) return { ok: false, why: 'the new messages have no text to send' };
   // The call line alone, without the text cursor wrote before it: the chat holds that text already.
-  const answered = results.length > 0 ? [`ASSISTANT: ${toolCallLines(lastKnown!).join('\n')}`, ...results, CLOSING_LINE] : [];
+  const answered =
+    results.length > 0 ? [`ASSISTANT: ${toolCallLines(messages[knownCount - 1]!).join('\n')}`, ...results, CLOSING_LINE] : [];
   const frames = conversation.layout ?? [];
   const frame = (kind: 'bridge' | 'task-bridge'): string[] => frames.flatMap((b) => ('frame' in b && b.frame === kind ? [b.text] : []));
   return { ok: true, prompt: [...frame('bridge'), ...answered, ...userTexts, ...frame('task-bridge')].join('\n\n') };

@@ -84,6 +84,18 @@ export function notSendable(m: Message, index: number): string | null {
   return null;
 }
 
+/** The tool calls of the last message the chat knows, by id: the only calls a new tool result may answer. */
+export function answerableCalls(messages: ReadonlyArray<Message>, knownCount: number): Map<string, Extract<Part, { type: 'tool-call' }>> {
+  const lastKnown = messages[knownCount - 1];
+  return new Map(
+    (lastKnown?.role === 'assistant' ? lastKnown.parts : []).flatMap((p) => (p.type === 'tool-call' ? [[p.id, p] as const] : [])),
+  );
+}
+
+/** Why a tool result cannot go in a delta: cursor's last reply made no such call. */
+export const unanswerable = (index: number, id: string): string =>
+  `message ${index + 1} answers tool call ${JSON.stringify(id)}, which cursor's last reply did not make`;
+
 export type DeltaResult = { ok: true; prompt: string } | { ok: false; why: string };
 
 /**
@@ -92,10 +104,7 @@ export type DeltaResult = { ok: true; prompt: string } | { ok: false; why: strin
  * instruction to continue. Anything that cannot be sent faithfully as text is refused.
  */
 export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number): DeltaResult {
-  const lastKnown = messages[knownCount - 1];
-  const calls = new Map(
-    (lastKnown?.role === 'assistant' ? lastKnown.parts : []).flatMap((p) => (p.type === 'tool-call' ? [[p.id, p] as const] : [])),
-  );
+  const calls = answerableCalls(messages, knownCount);
   const results: string[] = [];
   const userTexts: string[] = [];
   for (let i = knownCount; i < messages.length; i++) {
@@ -112,8 +121,7 @@ export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number
     for (const p of m.parts) {
       if (p.type !== 'tool-result') continue;
       const call = calls.get(p.id);
-      if (!call)
-        return { ok: false, why: `message ${i + 1} answers tool call ${JSON.stringify(p.id)}, which cursor's last reply did not make` };
+      if (!call) return { ok: false, why: unanswerable(i, p.id) };
       results.push(`${toolCallLine(call)}\n${toolResultBlock(p)}`);
     }
   }
