@@ -8,10 +8,11 @@
 //
 // Alone it runs one setup and prints every agent run: by default cursor-resume (as built in
 // dist/) in front of the stand-in; --bare: the stand-in itself; --agent: any executable.
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AgentRun } from '../test/fixtures/opencode-caller/agent.js';
+import { printedBy, readJsonLines } from '../test/support/json-lines.js';
 import { readRuns, runCallerPerTurn, stdoutOf } from '../test/support/opencode-caller.js';
 import type { BenchOutcome, Row } from './lib/report.js';
 import { formatBytes, round } from './lib/stats.js';
@@ -87,23 +88,6 @@ export interface SessionResult {
   notes: string[];
 }
 
-const readLines = <T>(file: string): T[] =>
-  existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as T)
-    : [];
-
-/** What each stand-in pid printed, from CURSOR_STAND_IN_STDOUT_LOG. */
-function printedBy(file: string): Map<number, Buffer> {
-  const parts = new Map<number, Buffer[]>();
-  for (const { pid, data } of readLines<{ pid: number; data: string }>(file)) {
-    parts.set(pid, [...(parts.get(pid) ?? []), Buffer.from(data, 'base64')]);
-  }
-  return new Map([...parts].map(([pid, chunks]) => [pid, Buffer.concat(chunks)]));
-}
-
 export async function runSession(snapshot: Snapshot, setup: Setup): Promise<SessionResult> {
   const sandbox = new Sandbox(snapshot, `opencode-${setup.name}`);
   const files = {
@@ -132,9 +116,9 @@ export async function runSession(snapshot: Snapshot, setup: Setup): Promise<Sess
   }
 
   const callerRuns = readRuns(caller.record).filter((r) => r.kind !== 'version');
-  const invocations = readLines<Invocation>(files.log).filter((e) => e.event === 'invoke' && e.stdinBase64 !== null);
+  const invocations = readJsonLines<Invocation>(files.log).filter((e) => e.event === 'invoke' && e.stdinBase64 !== null);
   const printed = printedBy(files.stdout);
-  const traces = setup.wrapped ? readLines<TraceLine>(files.trace) : [];
+  const traces = setup.wrapped ? readJsonLines<TraceLine>(files.trace) : [];
   if (setup.wrapped && traces.length !== callerRuns.length)
     notes.push(`${setup.name}: ${traces.length} trace lines for ${callerRuns.length} runs: decisions not matched to runs`);
   const traceOf = (i: number): TraceLine | undefined => (traces.length === callerRuns.length ? traces[i] : undefined);

@@ -1,8 +1,8 @@
 // Benchmark 1: prompt bytes over a 50-turn coding conversation, through the built
 // cursor-resume and the stand-in cursor-agent. The stand-in's log is the ground
 // truth: it records every prompt byte it read on stdin.
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readJsonLines } from '../test/support/json-lines.js';
 import { Conversation, FACTS, STREAM_ARGS, codingScript, replyOf } from './lib/conversation.js';
 import type { BenchOutcome } from './lib/report.js';
 import { formatBytes, round } from './lib/stats.js';
@@ -19,14 +19,6 @@ interface TraceLine {
   promptBytes: number;
   fullPromptBytes: number;
 }
-
-const readLines = <T>(file: string): T[] =>
-  existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as T)
-    : [];
 
 interface ConversationRun {
   /** Bytes cursor-agent read on stdin, per turn. */
@@ -58,8 +50,8 @@ async function converse(snapshot: Snapshot, resume: boolean, turns: number): Pro
   } finally {
     await sandbox.stopHelper();
   }
-  const invocations = readLines<Invocation & { event: string }>(log).filter((e) => e.event === 'invoke');
-  const traces = readLines<TraceLine>(trace);
+  const invocations = readJsonLines<Invocation & { event: string }>(log).filter((e) => e.event === 'invoke');
+  const traces = readJsonLines<TraceLine>(trace);
   if (invocations.length !== turns || traces.length !== turns) {
     throw new Error(`expected ${turns} turns, the stand-in saw ${invocations.length} and the trace has ${traces.length} (a retried turn?)`);
   }

@@ -3,10 +3,11 @@
 // cursor-resume in front of the stand-in cursor-agent. It flattens every request, kills the
 // agent with SIGTERM at each tool call, and sends the tool's result as the next request.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, sandboxEnv, tempDir } from '../support/cli.js';
+import { printedBy, readJsonLines } from '../support/json-lines.js';
 import { readRuns, runCallerPerTurn, stdoutOf } from '../support/opencode-caller.js';
 import { stopHelpersAt } from '../support/hardening.js';
 
@@ -19,14 +20,6 @@ const SESSION = [
   'Which codewords do you know?',
 ];
 const NOTES = 'Notes of the project.\nremember: codeword CHARLIE\nRUN_SHELL: make check\n';
-
-const lines = <T>(file: string): T[] =>
-  existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as T)
-    : [];
 
 async function session(pluginResume: boolean) {
   const dir = tempDir('cr-opencode-');
@@ -55,12 +48,11 @@ async function session(pluginResume: boolean) {
     await stopHelpersAt(env.CURSOR_RESUME_RUNTIME_DIR!);
   }
   const runs = readRuns(files.record).filter((r) => r.kind !== 'version');
-  const traces = lines<{ decision: string; reason: string; promptBytes: number }>(files.trace);
-  const printed = new Map<number, Buffer>();
-  for (const { pid, data } of lines<{ pid: number; data: string }>(files.printed)) {
-    printed.set(pid, Buffer.concat([printed.get(pid) ?? Buffer.alloc(0), Buffer.from(data, 'base64')]));
-  }
-  const received = lines<{ event: string; argv: string[]; stdinBase64: string | null }>(files.log).filter((e) => e.event === 'invoke');
+  const traces = readJsonLines<{ decision: string; reason: string; promptBytes: number }>(files.trace);
+  const printed = printedBy(files.printed);
+  const received = readJsonLines<{ event: string; argv: string[]; stdinBase64: string | null }>(files.log).filter(
+    (e) => e.event === 'invoke',
+  );
   return { runs, traces, printed: [...printed.values()], received };
 }
 

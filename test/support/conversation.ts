@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, sandboxEnv, tempDir, type RunResult } from './cli.js';
+import { readJsonLines } from './json-lines.js';
 
 export interface LogEntry {
   event: 'invoke' | 'signal';
@@ -20,14 +21,7 @@ export interface LogEntry {
 
 export const STREAM_ARGS = ['--print', '--output-format', 'stream-json', '--stream-partial-output', '--force'];
 
-export function readLog(file: string): LogEntry[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as LogEntry);
-}
+export const readLog = (file: string): LogEntry[] => readJsonLines<LogEntry>(file);
 
 export function resultOf(stdout: string): { result: string; session_id: string } {
   const events = stdout.split('\n').flatMap((l) => {

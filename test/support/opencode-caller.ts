@@ -2,10 +2,10 @@
 // run: one real process per call, its agent named by CURSOR_AGENT_EXECUTABLE; reads back what
 // it recorded of every agent run.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentRun } from '../fixtures/opencode-caller/agent.js';
 import { ROOT, type RunResult } from './cli.js';
+import { readJsonLines } from './json-lines.js';
 
 export const CALLER = join(ROOT, 'test', 'fixtures', 'opencode-caller', 'main.ts');
 // The caller is TypeScript run by tsx, found from here whatever the cwd.
@@ -52,13 +52,7 @@ export async function runCallerPerTurn(setup: CallerSetup, messages: string[], e
   return results;
 }
 
-export function readRuns(file: string): AgentRun[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as AgentRun);
-}
+export const readRuns = (file: string): AgentRun[] => readJsonLines<AgentRun>(file);
 
 export const stdinOf = (run: AgentRun): string => Buffer.from(run.stdinBase64, 'base64').toString('utf8');
 export const stdoutOf = (run: AgentRun): string => Buffer.from(run.stdoutBase64, 'base64').toString('utf8');
