@@ -27,15 +27,6 @@ const STOP_TIMEOUT_MS = 1500;
  */
 const START_POLL_MS = 5;
 /**
- * The helper is a long-lived, mostly idle process holding a few MB of hashes. Young
- * generation semi-spaces of 2 MB (instead of up to 16 MB) keep its garbage, and so
- * its resident memory, small: 64 branches of 10,000 messages take 88 MB of RSS
- * instead of 128, at the same CPU per request (1 MB cost 15% more). Any V8 flag
- * makes Node start a few ms slower (its built-in code cache no longer applies).
- */
-const HELPER_NODE_FLAGS = ['--max-semi-space-size=2'];
-
-/**
  * What the helper is started with besides its runtime dir: its own knobs, and
  * NODE_OPTIONS (Node's settings the user gave every Node process: memory, preloads).
  * Nothing else: it lives for hours, and the caller's environment holds credentials
@@ -152,7 +143,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let spawnError: Error | undefined;
   try {
     // Detached in its own session with no stdio: it must not hold the caller's terminal or pipes.
-    const child = spawn(process.execPath, [...HELPER_NODE_FLAGS, scriptPath], {
+    const child = spawn(process.execPath, [scriptPath], {
       detached: true,
       stdio: 'ignore',
       cwd: '/',

@@ -2,10 +2,12 @@
 // detached by the launcher). Exits 0 when it served and stopped, or when another
 // helper already answers; 1 when it could not start. Its stdio is ignored and it
 // writes nothing to disk but its socket and, for a moment, the start lock.
+import { tuneHelperHeap } from './heap.js';
 import { runtimePaths } from './paths.js';
 import { connectionIdleFromEnv, settingsFromEnv, startHelperServer } from './server.js';
 import type { HelperServer } from './server.js';
 
+tuneHelperHeap();
 // Everything it creates (socket, lock) is for this user only.
 process.umask(0o077);
 // Hold no directory busy (an unmounted workspace, a deleted checkout).

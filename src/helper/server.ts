@@ -12,6 +12,7 @@ import { MAX_KNOWN_MESSAGES } from '../cache/known.js';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import { envValue } from '../env-value.js';
 import { VERSION } from '../version.js';
+import { compactHeap } from './heap.js';
 import { ensureRuntimeDir } from './paths.js';
 import { removeStaleSocket, socketAnswers } from './stale-socket.js';
 import { acquireStartLock, releaseStartLock } from './start-lock.js';
@@ -120,6 +121,9 @@ interface Connection {
   lastActive: number;
 }
 
+/** The helper gives back a burst's garbage this long after its last request (see heap.ts). */
+const QUIET_MS = 500;
+
 /** At the connection cap, a newcomer displaces a lease-less connection silent for this long rather than being refused. */
 const SHED_IDLE_MS = 2_000;
 
@@ -138,6 +142,7 @@ export class HelperServer {
   #nextConnection = 0;
   #socketId: { dev: number; ino: number } | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
+  #quietTimer: NodeJS.Timeout | undefined;
   #idleSince: number | undefined;
   #closing: Promise<void> | undefined;
 
@@ -186,6 +191,7 @@ export class HelperServer {
     });
     const sweepMs = Math.min(1000, Math.max(25, Math.floor(this.#idleMs / 4)));
     this.#sweepTimer = setInterval(() => this.#sweep(), sweepMs);
+    this.#quietTimer = setTimeout(compactHeap, QUIET_MS).unref();
   }
 
   /** Stops serving, removes the socket if it is still ours, ends every connection. */
@@ -196,6 +202,7 @@ export class HelperServer {
 
   async #close(reason: ExitReason): Promise<void> {
     clearInterval(this.#sweepTimer);
+    clearTimeout(this.#quietTimer);
     if (this.#ownsSocket()) {
       // libuv unlinks the socket path when the server closes: only do that while the path is ours.
       this.#server.close();
@@ -298,6 +305,7 @@ export class HelperServer {
   #onData(conn: Connection, chunk: Buffer): void {
     if (conn.closing) return;
     conn.lastActive = performance.now();
+    this.#quietTimer?.refresh();
     const { lines, overflow } = conn.reader.push(chunk);
     for (const line of lines) {
       if (conn.closing) return;

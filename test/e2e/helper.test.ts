@@ -635,6 +635,22 @@ test('a record whose base no longer matches is refused, and a lookup against a b
   two.close();
 });
 
+test('the helper starts with no V8 flags (Node keeps its code cache), and after a burst gives its garbage back and serves on', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  const args = fs.readFileSync(`/proc/${client.server!.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  assert.deepEqual(args.slice(1), [SERVER], 'nothing between node and the script');
+  // A burst that grows the heap by megabytes (3.2 MB of request lines), then a quiet moment in which the helper collects.
+  const known = digestsOf(100_000, 'q');
+  assert.ok((await client.recordTurn(turnOf(known, null))).recorded);
+  await sleep(1000);
+  const next = [...known, ...digestsOf(2, 'after')];
+  const [branch] = await client.lookup(A, next.slice(0, -1));
+  assert.deepEqual([branch!.knownCount, branch!.matched], [100_000, 100_000], 'the branch as recorded');
+  assert.ok((await client.recordTurn(turnOf(next, { version: branch!.version, count: branch!.knownCount }))).recorded);
+  client.close();
+});
+
 test('a 100,000-message history: recorded in append lines, resumed with a delta, and digests sent ahead count only for their record', async (t) => {
   const w = world(t);
   const client = await connected(w);
