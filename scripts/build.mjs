@@ -9,6 +9,9 @@
 //                                 is cursor-agent's whole straight to it, else loads cli.cjs
 //                                 with that cache; bin/ (CommonJS, see bin/package.json)
 //                                 requires it
+//   dist/settings.cjs             the settings table (src/config.ts, zod), which boot.cjs
+//                                 requires only to hand over a line with settings to resolve:
+//                                 boot.cjs, compiled on every run, stays small
 //   dist/program.js (+ chunks)    our subcommands and --help (commander, chalk, conf), ES modules,
 //                                 imported by cli.cjs only when one of them runs
 //   dist/helper/helper-server.js  the helper daemon: one self-contained CommonJS file (its own
@@ -91,12 +94,14 @@ await rm('dist', { recursive: true, force: true });
 await Promise.all([
   build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli] }),
   build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
+  build({ ...cjsWithUrl, entryPoints: { settings: 'src/config.ts' } }),
   build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true }),
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
   build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
 ]);
 await Promise.all([
   patch('dist/boot.cjs', cheapBuiltinImports),
+  patch('dist/settings.cjs', cheapBuiltinImports),
   patch('dist/cli.cjs', cheapBuiltinImports, importsThroughBoot),
   patch('dist/helper/helper-server.js', cheapBuiltinImports),
 ]);
