@@ -44,6 +44,33 @@ const processGlobal = {
   },
 };
 
+/**
+ * jsonc-parser (a broken config file's syntax error, config.ts) declares no sideEffects, so
+ * esbuild keeps all of it and every run would build its formatter's tables of indentation
+ * strings (about 300 KB, most of it garbage for the young generation to copy) for a parse
+ * that runs only on a broken file. Its modules have no side effects but those tables: say
+ * so, and what is not used is left out.
+ */
+const jsoncPure = {
+  name: 'jsonc-pure',
+  setup(b) {
+    b.onResolve({ filter: /^(jsonc-parser\/|\.\/)/ }, async (args) => {
+      if (
+        args.pluginData === 'jsonc-pure' ||
+        !(args.path.startsWith('jsonc-parser/') || args.importer.includes('/node_modules/jsonc-parser/'))
+      )
+        return undefined;
+      const found = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: 'jsonc-pure',
+      });
+      return found.errors.length > 0 ? { errors: found.errors } : { path: found.path, sideEffects: false };
+    });
+  },
+};
+
 /** In cli.cjs, the lazily loaded parts stay separate files, imported at run time from beside it. */
 const lazyFromCli = {
   name: 'lazy-from-cli',
@@ -92,10 +119,10 @@ const cjsWithUrl = {
 
 await rm('dist', { recursive: true, force: true });
 await Promise.all([
-  build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli] }),
+  build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli, jsoncPure] }),
   build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
-  build({ ...cjsWithUrl, entryPoints: { settings: 'src/config.ts' } }),
-  build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true }),
+  build({ ...cjsWithUrl, entryPoints: { settings: 'src/config.ts' }, plugins: [jsoncPure] }),
+  build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true, plugins: [...esm.plugins, jsoncPure] }),
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
   build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
 ]);
