@@ -9,6 +9,9 @@
 //                                 is cursor-agent's whole straight to it, else loads cli.cjs
 //                                 with that cache; bin/ (CommonJS, see bin/package.json)
 //                                 requires it
+//   dist/settings.cjs             the settings table (src/config.ts, zod), which boot.cjs
+//                                 requires only to hand over a line with settings to resolve:
+//                                 boot.cjs, compiled on every run, stays small
 //   dist/program.js (+ chunks)    our subcommands and --help (commander, chalk, conf), ES modules,
 //                                 imported by cli.cjs only when one of them runs
 //   dist/helper/helper-server.js  the helper daemon: one self-contained CommonJS file (its own
@@ -38,6 +41,33 @@ const processGlobal = {
       args.importer.includes('/node_modules/env-paths/') ? { path: 'process', namespace: 'process-global' } : undefined,
     );
     b.onLoad({ filter: /.*/, namespace: 'process-global' }, () => ({ contents: 'export default globalThis.process;', loader: 'js' }));
+  },
+};
+
+/**
+ * jsonc-parser (a broken config file's syntax error, config.ts) declares no sideEffects, so
+ * esbuild keeps all of it and every run would build its formatter's tables of indentation
+ * strings (about 300 KB, most of it garbage for the young generation to copy) for a parse
+ * that runs only on a broken file. Its modules have no side effects but those tables: say
+ * so, and what is not used is left out.
+ */
+const jsoncPure = {
+  name: 'jsonc-pure',
+  setup(b) {
+    b.onResolve({ filter: /^(jsonc-parser\/|\.\/)/ }, async (args) => {
+      if (
+        args.pluginData === 'jsonc-pure' ||
+        !(args.path.startsWith('jsonc-parser/') || args.importer.includes('/node_modules/jsonc-parser/'))
+      )
+        return undefined;
+      const found = await b.resolve(args.path, {
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+        pluginData: 'jsonc-pure',
+      });
+      return found.errors.length > 0 ? { errors: found.errors } : { path: found.path, sideEffects: false };
+    });
   },
 };
 
@@ -89,14 +119,16 @@ const cjsWithUrl = {
 
 await rm('dist', { recursive: true, force: true });
 await Promise.all([
-  build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli] }),
+  build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli, jsoncPure] }),
   build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
-  build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true }),
+  build({ ...cjsWithUrl, entryPoints: { settings: 'src/config.ts' }, plugins: [jsoncPure] }),
+  build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true, plugins: [...esm.plugins, jsoncPure] }),
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),
   build({ ...esm, entryPoints: { 'stand-in/cursor-agent': 'test/fixtures/stand-in/main.ts' } }),
 ]);
 await Promise.all([
   patch('dist/boot.cjs', cheapBuiltinImports),
+  patch('dist/settings.cjs', cheapBuiltinImports),
   patch('dist/cli.cjs', cheapBuiltinImports, importsThroughBoot),
   patch('dist/helper/helper-server.js', cheapBuiltinImports),
 ]);

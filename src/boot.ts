@@ -29,14 +29,14 @@ const DIGEST_BYTES = 32;
  */
 const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'];
 
-/** What opens the cache file: the digest of cli.cjs and of V8's data that follows. */
-export const cacheDigest = (source: string, data: Buffer): Buffer =>
+/** What opens the cache file: the digest of cli.cjs (its bytes) and of V8's data that follows. */
+export const cacheDigest = (source: Buffer, data: Buffer): Buffer =>
   builtin<typeof import('node:crypto')>('node:crypto').createHash('sha256').update(source).update(data).digest();
 
 /** What became of the code cache: used, refused by V8 (another Node or flags), made of other bytes or damaged, or not there. */
 export type CacheUse = 'used' | 'rejected' | 'mismatch' | 'absent' | 'off';
 
-function cachedDataFor(source: string): { data?: Buffer; use: CacheUse } {
+function cachedDataFor(source: Buffer): { data?: Buffer; use: CacheUse } {
   let cache: Buffer;
   try {
     cache = readFileSync(CACHE_FILE);
@@ -47,11 +47,15 @@ function cachedDataFor(source: string): { data?: Buffer; use: CacheUse } {
   return cache.subarray(0, DIGEST_BYTES).equals(cacheDigest(source, data)) ? { data, use: 'used' } : { use: 'mismatch' };
 }
 
-/** Compiles and runs cli.cjs as CommonJS would; the script is returned so the build can take its cache. */
-export function startCli(options: { useCache: boolean } = { useCache: true }): { script: vm.Script; source: string; cache: CacheUse } {
-  const source = readFileSync(CLI_FILE, 'utf8');
+/**
+ * Compiles and runs cli.cjs as CommonJS would; the script is returned so the build can take its cache.
+ * The file is read as bytes, hashed as they are and decoded once: hashing the decoded text would
+ * encode all of it back into a buffer as large, on every run.
+ */
+export function startCli(options: { useCache: boolean } = { useCache: true }): { script: vm.Script; source: Buffer; cache: CacheUse } {
+  const source = readFileSync(CLI_FILE);
   const { data, use } = options.useCache ? cachedDataFor(source) : { use: 'off' as const };
-  const script = new vm.Script(`(function (${PARAMETERS.join(', ')}) {${source}\n})`, {
+  const script = new vm.Script(`(function (${PARAMETERS.join(', ')}) {${source.toString('utf8')}\n})`, {
     filename: CLI_FILE,
     ...(data ? { cachedData: data } : {}),
   });

@@ -36,67 +36,72 @@ const seedLimit = (max: number) =>
       z.lte(max, `must be at most ${max}: the limit may be lowered, never raised`),
     );
 
-/** Every setting: its type, its default, the environment variable that overrides it. */
+/**
+ * Every setting: its type, its default, the environment variable that overrides it. A
+ * schema is built the first time a value of its setting is checked: a run checks only
+ * the few that are set, and building all of them is most of what loading this table costs.
+ */
 export const SETTINGS = {
   resume: {
-    schema: z.boolean('must be true or false'),
+    schema: () => z.boolean('must be true or false'),
     default: false,
     env: 'CURSOR_RESUME_ENABLED',
     help: `resume the existing Cursor chat when it is proven safe (unset: ${SHARED_SWITCH} decides, on for 1, true, on or yes)`,
   },
   agent: {
-    schema: z.string('must be a string').check(z.minLength(1, 'must not be empty')),
+    schema: () => z.string('must be a string').check(z.minLength(1, 'must not be empty')),
     default: DEFAULT_AGENT,
     env: 'CURSOR_RESUME_AGENT',
     help: 'the cursor-agent executable: a name on PATH or a path',
   },
   runtimeDir: {
-    schema: z.string('must be a string').check(z.refine((v) => v.startsWith('/'), 'must be an absolute path')),
+    schema: () => z.string('must be a string').check(z.refine((v) => v.startsWith('/'), 'must be an absolute path')),
     default: '',
     env: 'CURSOR_RESUME_RUNTIME_DIR',
     help: "where the helper's socket and lock live (empty: $XDG_RUNTIME_DIR/cursor-resume, else a per-user folder in the temp dir)",
   },
   sideCallPatterns: {
-    schema: z.array(
-      z.string('must be a string').check(z.refine(compilable, 'is not a valid regular expression')),
-      'must be a JSON array of strings',
-    ),
+    schema: () =>
+      z.array(
+        z.string('must be a string').check(z.refine(compilable, 'is not a valid regular expression')),
+        'must be a JSON array of strings',
+      ),
     default: [] as string[],
     env: undefined,
     help: "regular expressions that mark a title or metadata prompt, each tested against the start of the first system and the first user message; added to OpenCode's title requests, which are always detected",
   },
   retryFresh: {
-    schema: z.boolean('must be true or false'),
+    schema: () => z.boolean('must be true or false'),
     default: true,
     env: undefined,
     help: 'when a resumed chat turns out to be gone before any output, retry once as a fresh chat',
   },
   unsafeDelta: {
-    schema: z.enum(['fresh', 'resume-full'], 'must be fresh or resume-full'),
+    schema: () => z.enum(['fresh', 'resume-full'], 'must be fresh or resume-full'),
     default: 'fresh' as 'fresh' | 'resume-full',
     env: undefined,
     help: 'when new messages cannot be sent faithfully as text (an image, a file, a new system message, ...): start a fresh chat, or resume with the full prompt',
   },
   ttlMinutes: {
-    schema: seedLimit(SEED_TTL_MINUTES),
+    schema: () => seedLimit(SEED_TTL_MINUTES),
     default: SEED_TTL_MINUTES,
     env: undefined,
     help: `how long a chat stays resumable, in minutes (1 to ${SEED_TTL_MINUTES}: may be lowered, never raised)`,
   },
   maxEntries: {
-    schema: seedLimit(SEED_MAX_ENTRIES),
+    schema: () => seedLimit(SEED_MAX_ENTRIES),
     default: SEED_MAX_ENTRIES,
     env: undefined,
     help: `how many branches the helper keeps (1 to ${SEED_MAX_ENTRIES}: may be lowered, never raised)`,
   },
   verbose: {
-    schema: z.boolean('must be true or false'),
+    schema: () => z.boolean('must be true or false'),
     default: false,
     env: 'CURSOR_RESUME_VERBOSE',
     help: 'print each decision and its reason, and why the helper could not be used, to stderr',
   },
   trace: {
-    schema: z.string('must be a string'),
+    schema: () => z.string('must be a string'),
     default: '',
     env: 'CURSOR_RESUME_TRACE',
     help: 'a file to append one JSON line per run to (empty: none)',
@@ -104,7 +109,7 @@ export const SETTINGS = {
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
-export type Settings = { -readonly [K in SettingName]: z.infer<(typeof SETTINGS)[K]['schema']> };
+export type Settings = { -readonly [K in SettingName]: z.infer<ReturnType<(typeof SETTINGS)[K]['schema']>> };
 /** Where a value came from; `shared environment` is CURSOR_ACP_SESSION_RESUME, which decides resume when our own setting is unset. */
 export type Source = 'flag' | 'environment' | 'file' | 'default' | 'shared environment';
 
@@ -137,9 +142,16 @@ export function parseSettingText(name: SettingName, text: string, where: string)
   return text;
 }
 
+const schemas = new Map<SettingName, z.ZodMiniType>();
+const schemaOf = (name: SettingName): z.ZodMiniType => {
+  let schema = schemas.get(name);
+  if (schema === undefined) schemas.set(name, (schema = SETTINGS[name].schema()));
+  return schema;
+};
+
 /** Checks a value against its setting's schema; the message says what is allowed. */
 export function validateSetting<K extends SettingName>(name: K, value: unknown, where: string): Settings[K] {
-  const result = SETTINGS[name].schema.safeParse(value);
+  const result = schemaOf(name).safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const at = issue.path.length > 0 ? `[${issue.path.join('.')}]` : '';

@@ -6,8 +6,11 @@
 // agent setting) goes to the CLI, which decides and reports as before. The settings
 // are resolved as a run resolves them (config.ts), bad ones said the same way; with
 // no config file and none of our variables but the agent and the resume switch there
-// is nothing to resolve, and the settings table is not even loaded.
+// is nothing to resolve, and the settings table is not even loaded. It is a bundle of its
+// own beside boot.cjs (dist/settings.cjs, scripts/build.mjs): boot.cjs is compiled on every
+// run, with no code cache, and a turn never uses the table from there.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { handsOver, parseCallerArgs, type CallerArgs } from './agent/argv.js';
 import { DEFAULT_AGENT, passthrough } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
@@ -56,7 +59,7 @@ export async function handOver(argv: ReadonlyArray<string>, env: NodeJS.ProcessE
   let agent = plainAgent(env);
   if (agent === undefined) {
     // Loaded only now: the settings table (and zod) cost a hand-over about 10 ms.
-    const { resolveRunSettings } = await import('./config.js');
+    const { resolveRunSettings } = createRequire(import.meta.url)('./settings.cjs') as typeof import('./config.js');
     let run;
     try {
       run = resolveRunSettings(env, {

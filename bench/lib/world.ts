@@ -134,6 +134,8 @@ export interface ProcessResult {
   stderr: string;
   /** Wall time from spawn to exit (all stdio closed). */
   ms: number;
+  /** Wall time from spawn to the first byte read from its stdout (null: it wrote nothing). */
+  firstByteMs: number | null;
 }
 
 export interface RunOptions {
@@ -151,7 +153,9 @@ export function runProcess(file: string, args: ReadonlyArray<string>, options: R
     const child = spawn(file, args, { env: options.env ?? process.env, cwd: options.cwd ?? ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    let firstByteMs: number | null = null;
     child.stdout.on('data', (chunk: Buffer) => {
+      firstByteMs ??= msSince(started);
       if (options.onStdout) options.onStdout(chunk, process.hrtime.bigint());
       out.push(chunk);
     });
@@ -159,7 +163,7 @@ export function runProcess(file: string, args: ReadonlyArray<string>, options: R
     child.on('error', reject);
     child.on('close', (code, signal) => {
       const ms = msSince(started);
-      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ms });
+      resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), ms, firstByteMs });
     });
     child.stdin.on('error', () => {
       /* a program may exit without reading all of its stdin */

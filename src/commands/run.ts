@@ -24,6 +24,7 @@ import { isSafeChatId } from '../resume/chat-id.js';
 import { writeTrace } from '../turn/trace.js';
 import type { Analysis } from '../resume/decide.js';
 import type { MatchedBranch } from '../cache/types.js';
+import { monotonicMs } from '../monotonic.js';
 
 export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs = parseCallerArgs(argv)): Promise<number> {
   // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking, and readStdin reads it directly.
@@ -46,7 +47,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   // cursor-agent's subcommands, a prompt on its command line, an interactive session: not ours to touch.
   if (handedOver || stdinIsTty) return passthrough(settings.agent, caller.agentArgs, process.env);
 
-  const started = performance.now();
+  const started = monotonicMs();
   const conversation = parseTranscript(await readStdin());
   const { context, given } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);

@@ -4,6 +4,7 @@ import type { HelperClient } from '../helper/client.js';
 import type { Analysis } from '../resume/decide.js';
 import { goneChats } from './input.js';
 import { planTurn, type Plan, type TurnContext } from './plan.js';
+import { monotonicMs } from '../monotonic.js';
 
 /**
  * How long a turn waits for a chat that another run is driving. The caller's tool loop
@@ -37,13 +38,13 @@ export async function leaseOrReplan(
   context: TurnContext,
   cache: LeaseCache,
 ): Promise<Plan> {
-  const deadline = performance.now() + BUSY_WAIT_MS;
+  const deadline = monotonicMs() + BUSY_WAIT_MS;
   const plan = (known: ReadonlyArray<MatchedBranch>): Plan =>
     planTurn(analysis, context, { branches: known, missingChats: goneChats(context, cache.given, known) });
   let known = branches;
   let current = first;
   for (;;) {
-    const waiting = performance.now() < deadline;
+    const waiting = monotonicMs() < deadline;
     if (current.reason === 'busy' && waiting) await sleep(BUSY_POLL_MS);
     else if (current.decision === 'fresh') return current;
     else {

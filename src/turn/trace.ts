@@ -2,6 +2,7 @@
 import { appendFileSync } from 'node:fs';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Plan } from './plan.js';
+import { monotonicMs } from '../monotonic.js';
 
 export interface TraceEnd {
   exit: number;
@@ -24,7 +25,7 @@ export function writeTrace(file: string, plan: Plan, end: TraceEnd): void {
     exit: end.exit,
     failure: end.failure,
     retried: end.retried,
-    durationMs: Math.round(performance.now() - end.started),
+    durationMs: Math.round(monotonicMs() - end.started),
   };
   try {
     appendFileSync(file, `${JSON.stringify(line)}\n`);
