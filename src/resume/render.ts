@@ -33,10 +33,12 @@ export function outputText(output: unknown): string {
 const fileNote = (p: Extract<Part, { type: 'file' }>): string =>
   `[attached file${p.filename ? ` ${p.filename}` : ''}: ${p.mediaType}, not included in this text prompt]`;
 
+/** The visible pieces of a user or system message. */
+const shownParts = (message: Message): string[] =>
+  message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : []));
+
 /** The visible content of a user or system message. */
-export function messageText(message: Message): string {
-  return message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : [])).join('\n');
-}
+export const messageText = (message: Message): string => shownParts(message).join('\n');
 
 export const toolCallLine = (p: Extract<Part, { type: 'tool-call' }>): string =>
   `tool_call(id: ${p.id}, name: ${p.name}, args: ${argsText(p.input)})`;
@@ -44,37 +46,86 @@ export const toolCallLine = (p: Extract<Part, { type: 'tool-call' }>): string =>
 export const toolResultBlock = (p: Extract<Part, { type: 'tool-result' }>): string =>
   `TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n${outputText(p.output)}`;
 
-function toolsBlock(tools: ReadonlyArray<Tool>): string {
-  const lines = [TOOLS_INTRO, 'Available tools:'];
-  for (const t of tools) lines.push(`- ${t.name}: ${t.description}`, `  Parameters: ${JSON.stringify(t.parameters ?? {})}`);
-  return lines.join('\n');
+/** Where the full prompt goes, piece by piece: a string being built, or a byte count. */
+type Write = (piece: string) => void;
+
+/** Items written with a separator between them, never joined into one string. */
+function writeJoined<T>(items: ReadonlyArray<T>, separator: string, write: Write, each: (item: T) => void): void {
+  items.forEach((item, i) => {
+    if (i > 0) write(separator);
+    each(item);
+  });
 }
 
-function messageBlocks(message: Message): string[] {
-  switch (message.role) {
-    case 'system':
-      return [`SYSTEM: ${messageText(message)}`];
-    case 'user':
-      return [`USER: ${messageText(message)}`];
-    case 'assistant': {
-      const text = message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
-      const calls = message.parts.flatMap((p) => (p.type === 'tool-call' ? [toolCallLine(p)] : []));
-      return [[`ASSISTANT: ${text}`, ...calls].join('\n')];
-    }
-    case 'tool':
-      return message.parts.flatMap((p) => (p.type === 'tool-result' ? [toolResultBlock(p)] : []));
+function writeToolsBlock(tools: ReadonlyArray<Tool>, write: Write): void {
+  write(`${TOOLS_INTRO}\nAvailable tools:`);
+  for (const t of tools) write(`\n- ${t.name}: ${t.description}\n  Parameters: ${JSON.stringify(t.parameters ?? {})}`);
+}
+
+/** messageText(), written. */
+const writeMessageText = (message: Message, write: Write): void => writeJoined(shownParts(message), '\n', write, write);
+
+/**
+ * The whole conversation as one prompt (blocks separated by a blank line), written
+ * in pieces: one writer for the prompt and for its size, so the two cannot disagree.
+ */
+function writeFull(conversation: Conversation, write: Write): void {
+  // The caller's own prompt: plain text, or the OpenCode plugin's layout read back from it.
+  if (conversation.text !== undefined) {
+    write(conversation.text);
+    return;
   }
+  let blocks = 0;
+  const block = (head: string): void => write(blocks++ > 0 ? `\n\n${head}` : head);
+  if (conversation.tools.length > 0) {
+    block('');
+    writeToolsBlock(conversation.tools, write);
+  }
+  for (const message of conversation.messages) {
+    switch (message.role) {
+      case 'system':
+      case 'user':
+        block(message.role === 'system' ? 'SYSTEM: ' : 'USER: ');
+        writeMessageText(message, write);
+        break;
+      case 'assistant': {
+        block('ASSISTANT: ');
+        const texts = message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : []));
+        writeJoined(texts, '\n', write, write);
+        for (const p of message.parts) if (p.type === 'tool-call') write(`\n${toolCallLine(p)}`);
+        break;
+      }
+      case 'tool':
+        for (const p of message.parts) {
+          if (p.type !== 'tool-result') continue;
+          block(`TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n`);
+          write(outputText(p.output));
+        }
+        break;
+    }
+  }
+  if (conversation.messages.at(-1)?.role === 'tool') block(CONTINUE_LINE);
 }
 
 /** The whole conversation as one prompt, for a fresh chat. */
 export function renderFull(conversation: Conversation): string {
-  // The caller's own prompt: plain text, or the OpenCode plugin's layout read back from it.
-  if (conversation.text !== undefined) return conversation.text;
-  const blocks: string[] = [];
-  if (conversation.tools.length > 0) blocks.push(toolsBlock(conversation.tools));
-  for (const message of conversation.messages) blocks.push(...messageBlocks(message));
-  if (conversation.messages.at(-1)?.role === 'tool') blocks.push(CONTINUE_LINE);
-  return blocks.join('\n\n');
+  const pieces: string[] = [];
+  writeFull(conversation, (piece) => pieces.push(piece));
+  return pieces.join('');
+}
+
+/**
+ * Buffer.byteLength(renderFull(conversation)) without building the prompt: a resumed
+ * turn sends only its delta, yet the trace, --dry-run and inspect show the full size.
+ * The caller's texts are always separated by our ASCII framing, so no surrogate pair
+ * is split between two pieces: their sizes add up to the size of the whole.
+ */
+export function fullPromptBytes(conversation: Conversation): number {
+  let bytes = 0;
+  writeFull(conversation, (piece) => {
+    bytes += Buffer.byteLength(piece);
+  });
+  return bytes;
 }
 
 /** Why a new message can never go in a delta: cursor did not write it, or a chat cannot take a new system prompt. */

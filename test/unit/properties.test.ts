@@ -348,7 +348,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
           });
           if (decision.decision === 'fresh') {
             assert.equal(decision.chatId, null);
-            assert.equal(decision.prompt, analysis.fullPrompt, 'a fresh chat gets the whole conversation');
+            assert.equal(decision.prompt, analysis.fullPrompt(), 'a fresh chat gets the whole conversation');
             return;
           }
           resumed++;
@@ -378,7 +378,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
               if (m.role === 'tool') assert.ok(decision.prompt.includes(m.output), 'every new tool result is sent');
             }
           } else {
-            assert.equal(decision.prompt, analysis.fullPrompt, 'resume-full sends the whole conversation');
+            assert.equal(decision.prompt, analysis.fullPrompt(), 'resume-full sends the whole conversation');
           }
         },
       ),
@@ -526,7 +526,7 @@ describe('the parser never throws anything but its own clear error', () => {
       throw error;
     }
     const analysis = analyze(conversation, { workspace: '/w', model: conversation.model ?? '', sideCallPatterns: PATTERNS });
-    renderFull(conversation);
+    assert.equal(analysis.fullPromptBytes, Buffer.byteLength(renderFull(conversation)), 'the full prompt is counted exactly');
     for (let k = 0; k <= conversation.messages.length; k++) renderDelta(conversation.messages, k);
     const known = knowing(analysis.digests.slice(0, Math.max(0, analysis.digests.length - 1)));
     decide({
