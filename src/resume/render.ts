@@ -33,12 +33,10 @@ export function outputText(output: unknown): string {
 const fileNote = (p: Extract<Part, { type: 'file' }>): string =>
   `[attached file${p.filename ? ` ${p.filename}` : ''}: ${p.mediaType}, not included in this text prompt]`;
 
-/** The visible pieces of a user or system message. */
-const shownParts = (message: Message): string[] =>
-  message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : []));
-
 /** The visible content of a user or system message. */
-export const messageText = (message: Message): string => shownParts(message).join('\n');
+export function messageText(message: Message): string {
+  return message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : [])).join('\n');
+}
 
 export const toolCallLine = (p: Extract<Part, { type: 'tool-call' }>): string =>
   `tool_call(id: ${p.id}, name: ${p.name}, args: ${argsText(p.input)})`;
@@ -49,21 +47,22 @@ export const toolResultBlock = (p: Extract<Part, { type: 'tool-result' }>): stri
 /** Where the full prompt goes, piece by piece: a string being built, or a byte count. */
 type Write = (piece: string) => void;
 
-/** Items written with a separator between them, never joined into one string. */
-function writeJoined<T>(items: ReadonlyArray<T>, separator: string, write: Write, each: (item: T) => void): void {
-  items.forEach((item, i) => {
-    if (i > 0) write(separator);
-    each(item);
-  });
-}
-
 function writeToolsBlock(tools: ReadonlyArray<Tool>, write: Write): void {
   write(`${TOOLS_INTRO}\nAvailable tools:`);
   for (const t of tools) write(`\n- ${t.name}: ${t.description}\n  Parameters: ${JSON.stringify(t.parameters ?? {})}`);
 }
 
-/** messageText(), written. */
-const writeMessageText = (message: Message, write: Write): void => writeJoined(shownParts(message), '\n', write, write);
+/** A message's texts (and, with `files`, its file notes), one per line: messageText(), written. Plain loops: this runs for every message. */
+function writeTexts(parts: ReadonlyArray<Part>, files: boolean, write: Write): void {
+  let first = true;
+  for (const p of parts) {
+    const text = p.type === 'text' ? p.text : files && p.type === 'file' ? fileNote(p) : undefined;
+    if (text === undefined) continue;
+    if (!first) write('\n');
+    write(text);
+    first = false;
+  }
+}
 
 /**
  * The whole conversation as one prompt (blocks separated by a blank line), written
@@ -76,7 +75,10 @@ function writeFull(conversation: Conversation, write: Write): void {
     return;
   }
   let blocks = 0;
-  const block = (head: string): void => write(blocks++ > 0 ? `\n\n${head}` : head);
+  const block = (head: string): void => {
+    if (blocks++ > 0) write('\n\n');
+    write(head);
+  };
   if (conversation.tools.length > 0) {
     block('');
     writeToolsBlock(conversation.tools, write);
@@ -84,17 +86,22 @@ function writeFull(conversation: Conversation, write: Write): void {
   for (const message of conversation.messages) {
     switch (message.role) {
       case 'system':
+        block('SYSTEM: ');
+        writeTexts(message.parts, true, write);
+        break;
       case 'user':
-        block(message.role === 'system' ? 'SYSTEM: ' : 'USER: ');
-        writeMessageText(message, write);
+        block('USER: ');
+        writeTexts(message.parts, true, write);
         break;
-      case 'assistant': {
+      case 'assistant':
         block('ASSISTANT: ');
-        const texts = message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : []));
-        writeJoined(texts, '\n', write, write);
-        for (const p of message.parts) if (p.type === 'tool-call') write(`\n${toolCallLine(p)}`);
+        writeTexts(message.parts, false, write);
+        for (const p of message.parts) {
+          if (p.type !== 'tool-call') continue;
+          write('\n');
+          write(toolCallLine(p));
+        }
         break;
-      }
       case 'tool':
         for (const p of message.parts) {
           if (p.type !== 'tool-result') continue;
