@@ -70,3 +70,64 @@ export function bigLayoutPrompt(messages: number, workspace: string): string {
     'SYSTEM: OpenCode Task bridge mode is active.\nOpenCode owns the task tool.',
   ].join('\n\n');
 }
+
+/**
+ * A long history of short messages (about `bytes` bytes of content each), as the
+ * tests' conversations are: user, assistant with a tool call, tool result, assistant
+ * text, repeated; `messages` of them after the system message, ending with cursor's text.
+ */
+export function shortHistory(messages: number, bytes: number): Array<Record<string, unknown>> {
+  const filler = (i: number, n: number): string => {
+    let text = `step ${i}:`;
+    for (let w = 0; text.length < n; w++) text += ` ${WORDS[(i * 7 + w) % WORDS.length]}`;
+    return text;
+  };
+  const out: Array<Record<string, unknown>> = [];
+  let call = 0;
+  for (let i = 1; out.length < messages; i++) {
+    switch (i % 4) {
+      case 1:
+        out.push({ role: 'user', content: filler(i, bytes) });
+        break;
+      case 2:
+        call++;
+        out.push({
+          role: 'assistant',
+          content: filler(i, bytes / 2),
+          tool_calls: [
+            {
+              id: `call_${call}`,
+              type: 'function',
+              function: { name: 'read', arguments: JSON.stringify({ filePath: `/repo/src/f${i % 97}.ts` }) },
+            },
+          ],
+        });
+        break;
+      case 3:
+        out.push({ role: 'tool', tool_call_id: `call_${call}`, content: filler(i, bytes) });
+        break;
+      default:
+        out.push({ role: 'assistant', content: filler(i, bytes) });
+    }
+  }
+  return out;
+}
+
+const WORDS = [
+  'the',
+  'cache',
+  'keeps',
+  'a',
+  'branch',
+  'until',
+  'its',
+  'chat',
+  'is',
+  'gone;',
+  'tests',
+  'pass',
+  'after',
+  'the',
+  'lease',
+  'ends.',
+];

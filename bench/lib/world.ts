@@ -21,7 +21,7 @@ export interface Snapshot {
   helperServer: string;
   /** The timestamping agent of the streaming benchmark. */
   stampAgent: string;
-  /** A --import hook that writes the process's peak RSS (KiB) to $BENCH_RSS_FILE at exit. */
+  /** A --import hook that writes the process's peak RSS (KiB) and CPU time (user + system, µs) to $BENCH_RSS_FILE at exit, as "rss cpu". */
   rssHook: string;
 }
 
@@ -64,7 +64,7 @@ export async function makeSnapshot(): Promise<Snapshot> {
   writeFileSync(
     rssHook,
     "import { writeFileSync } from 'node:fs';\n" +
-      "process.on('exit', () => { if (process.env.BENCH_RSS_FILE) writeFileSync(process.env.BENCH_RSS_FILE, String(process.resourceUsage().maxRSS)); });\n",
+      "process.on('exit', () => { const u = process.resourceUsage(); if (process.env.BENCH_RSS_FILE) writeFileSync(process.env.BENCH_RSS_FILE, `${u.maxRSS} ${u.userCPUTime + u.systemCPUTime}`); });\n",
   );
   return {
     dir,

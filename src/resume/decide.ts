@@ -9,7 +9,7 @@ import { messageDigests } from './digests.js';
 import { toolsBlockFingerprint, toolsFingerprint } from './fingerprint.js';
 import { provePrefix, type PrefixProof } from './prefix.js';
 import { REASONS, type Reason } from './reasons.js';
-import { renderDelta, renderFull, type DeltaResult } from './render.js';
+import { fullPromptBytes, renderDelta, renderFull, type DeltaResult } from './render.js';
 import { renderOpencodeDelta } from './render-opencode.js';
 import { detectSideCall, type SideCallMatch } from './side-call.js';
 
@@ -34,8 +34,16 @@ export interface Analysis {
   opener: number;
   anchor: string | null;
   toolsFingerprint: string;
-  /** The whole conversation as one prompt. */
-  fullPrompt: string;
+  /** The whole conversation as one prompt: rendered when first asked for, as only a turn that sends it needs it. */
+  fullPrompt: () => string;
+  /** Its size in UTF-8 bytes, counted without rendering it. */
+  fullPromptBytes: number;
+}
+
+/** renderFull once, on first call. */
+function lazyFull(conversation: Conversation): () => string {
+  let rendered: string | undefined;
+  return () => (rendered ??= renderFull(conversation));
 }
 
 /** Everything about the transcript itself, computed once per run. */
@@ -58,7 +66,8 @@ export function analyze(
         ? null
         : anchorOf({ workspace: context.workspace, model: context.model, sessionId: conversation.sessionId, opener: digests[opener]! }),
     toolsFingerprint: conversation.layout ? toolsBlockFingerprint(toolsBlock(conversation)) : toolsFingerprint(conversation.tools),
-    fullPrompt: renderFull(conversation),
+    fullPrompt: lazyFull(conversation),
+    fullPromptBytes: fullPromptBytes(conversation),
   };
 }
 
@@ -183,7 +192,7 @@ export function decide(input: DecideInput): Decision {
     chatId: null,
     baseVersion: null,
     baseCount: null,
-    prompt: analysis.fullPrompt,
+    prompt: analysis.fullPrompt(),
     record,
     checks,
   });
@@ -232,7 +241,7 @@ export function decide(input: DecideInput): Decision {
       chatId: usable.chatId,
       baseVersion: usable.version,
       baseCount: usable.proof.known,
-      prompt: analysis.fullPrompt,
+      prompt: analysis.fullPrompt(),
       record: true,
       checks,
     };

@@ -13,6 +13,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Conversation, Message, Part, Shape } from '../transcript/types.js';
 import { canonicalJson } from './canonical-json.js';
+import { sha256Hex } from './hash.js';
 
 export interface ReplyToolCall {
   id: string;
@@ -26,10 +27,11 @@ const isWellFormed = (text: string): boolean => (text as string & { isWellFormed
 
 /**
  * A digest built from tagged, self-delimiting fields. Small pieces are gathered into
- * one string so that a message costs a couple of hash updates, not one per field.
+ * one string, so that a message costs one hash of it; a Hash object is made only
+ * when a long string has to go in without a copy.
  */
 class Digest {
-  readonly #hash: Hash = createHash('sha256');
+  #hash: Hash | null = null;
   #head: string;
 
   constructor(kind: string) {
@@ -52,6 +54,7 @@ class Digest {
     if (value.length < INLINE) {
       this.#head += `${value.length}:${value}`;
     } else {
+      this.#hash ??= createHash('sha256');
       this.#hash.update(`${this.#head}${value.length}:`);
       this.#hash.update(value);
       this.#head = '';
@@ -65,6 +68,7 @@ class Digest {
   }
 
   hex(): string {
+    if (this.#hash === null) return sha256Hex(this.#head).slice(0, MESSAGE_DIGEST_HEX);
     if (this.#head !== '') this.#hash.update(this.#head);
     return this.#hash.digest('hex').slice(0, MESSAGE_DIGEST_HEX);
   }
@@ -93,7 +97,8 @@ function addPart(digest: Digest, part: Part): void {
   }
 }
 
-const normalizeWhitespace = (text: string): string => text.replace(/\s+/g, ' ').trim();
+/** Runs of whitespace as one space, trimmed; text with nothing to replace (most of it) is not copied. */
+const normalizeWhitespace = (text: string): string => (/[^\S ]| {2}/.test(text) ? text.replace(/\s+/g, ' ') : text).trim();
 
 /** The digest of a reply as cursor produced it; equal to messageDigest of the transcript's copy of it. */
 export function assistantDigest(text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string {

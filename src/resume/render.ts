@@ -44,37 +44,95 @@ export const toolCallLine = (p: Extract<Part, { type: 'tool-call' }>): string =>
 export const toolResultBlock = (p: Extract<Part, { type: 'tool-result' }>): string =>
   `TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n${outputText(p.output)}`;
 
-function toolsBlock(tools: ReadonlyArray<Tool>): string {
-  const lines = [TOOLS_INTRO, 'Available tools:'];
-  for (const t of tools) lines.push(`- ${t.name}: ${t.description}`, `  Parameters: ${JSON.stringify(t.parameters ?? {})}`);
-  return lines.join('\n');
+/** Where the full prompt goes, piece by piece: a string being built, or a byte count. */
+type Write = (piece: string) => void;
+
+function writeToolsBlock(tools: ReadonlyArray<Tool>, write: Write): void {
+  write(`${TOOLS_INTRO}\nAvailable tools:`);
+  for (const t of tools) write(`\n- ${t.name}: ${t.description}\n  Parameters: ${JSON.stringify(t.parameters ?? {})}`);
 }
 
-function messageBlocks(message: Message): string[] {
-  switch (message.role) {
-    case 'system':
-      return [`SYSTEM: ${messageText(message)}`];
-    case 'user':
-      return [`USER: ${messageText(message)}`];
-    case 'assistant': {
-      const text = message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n');
-      const calls = message.parts.flatMap((p) => (p.type === 'tool-call' ? [toolCallLine(p)] : []));
-      return [[`ASSISTANT: ${text}`, ...calls].join('\n')];
-    }
-    case 'tool':
-      return message.parts.flatMap((p) => (p.type === 'tool-result' ? [toolResultBlock(p)] : []));
+/** A message's texts (and, with `files`, its file notes), one per line: messageText(), written. Plain loops: this runs for every message. */
+function writeTexts(parts: ReadonlyArray<Part>, files: boolean, write: Write): void {
+  let first = true;
+  for (const p of parts) {
+    const text = p.type === 'text' ? p.text : files && p.type === 'file' ? fileNote(p) : undefined;
+    if (text === undefined) continue;
+    if (!first) write('\n');
+    write(text);
+    first = false;
   }
+}
+
+/**
+ * The whole conversation as one prompt (blocks separated by a blank line), written
+ * in pieces: one writer for the prompt and for its size, so the two cannot disagree.
+ */
+function writeFull(conversation: Conversation, write: Write): void {
+  // The caller's own prompt: plain text, or the OpenCode plugin's layout read back from it.
+  if (conversation.text !== undefined) {
+    write(conversation.text);
+    return;
+  }
+  let blocks = 0;
+  const block = (head: string): void => {
+    if (blocks++ > 0) write('\n\n');
+    write(head);
+  };
+  if (conversation.tools.length > 0) {
+    block('');
+    writeToolsBlock(conversation.tools, write);
+  }
+  for (const message of conversation.messages) {
+    switch (message.role) {
+      case 'system':
+        block('SYSTEM: ');
+        writeTexts(message.parts, true, write);
+        break;
+      case 'user':
+        block('USER: ');
+        writeTexts(message.parts, true, write);
+        break;
+      case 'assistant':
+        block('ASSISTANT: ');
+        writeTexts(message.parts, false, write);
+        for (const p of message.parts) {
+          if (p.type !== 'tool-call') continue;
+          write('\n');
+          write(toolCallLine(p));
+        }
+        break;
+      case 'tool':
+        for (const p of message.parts) {
+          if (p.type !== 'tool-result') continue;
+          block(`TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n`);
+          write(outputText(p.output));
+        }
+        break;
+    }
+  }
+  if (conversation.messages.at(-1)?.role === 'tool') block(CONTINUE_LINE);
 }
 
 /** The whole conversation as one prompt, for a fresh chat. */
 export function renderFull(conversation: Conversation): string {
-  // The caller's own prompt: plain text, or the OpenCode plugin's layout read back from it.
-  if (conversation.text !== undefined) return conversation.text;
-  const blocks: string[] = [];
-  if (conversation.tools.length > 0) blocks.push(toolsBlock(conversation.tools));
-  for (const message of conversation.messages) blocks.push(...messageBlocks(message));
-  if (conversation.messages.at(-1)?.role === 'tool') blocks.push(CONTINUE_LINE);
-  return blocks.join('\n\n');
+  const pieces: string[] = [];
+  writeFull(conversation, (piece) => pieces.push(piece));
+  return pieces.join('');
+}
+
+/**
+ * Buffer.byteLength(renderFull(conversation)) without building the prompt: a resumed
+ * turn sends only its delta, yet the trace, --dry-run and inspect show the full size.
+ * The caller's texts are always separated by our ASCII framing, so no surrogate pair
+ * is split between two pieces: their sizes add up to the size of the whole.
+ */
+export function fullPromptBytes(conversation: Conversation): number {
+  let bytes = 0;
+  writeFull(conversation, (piece) => {
+    bytes += Buffer.byteLength(piece);
+  });
+  return bytes;
 }
 
 /** Why a new message can never go in a delta: cursor did not write it, or a chat cannot take a new system prompt. */

@@ -1,18 +1,20 @@
+import { isAscii, isUtf8 } from 'node:buffer';
 import { TranscriptError } from './errors.js';
 import { MAX_DEPTH, MAX_JSON_VALUES } from './limits.js';
 
 // ignoreBOM: a byte-order mark stays in the text. Plain text goes on as it came, BOM
 // included; a JSON transcript is parsed from its first non-blank character, after it.
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const lenientUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
-/** Bytes → text when they are UTF-8 (a BOM kept), else null. */
+/**
+ * Bytes → text when they are UTF-8 (a BOM kept, as Buffer's decoding keeps it), else
+ * null. Checked first, then decoded: pure ASCII (most transcripts) as Latin-1, which
+ * gives the same text at a third of the cost of decoding UTF-8.
+ */
 export function decodeUtf8(bytes: Uint8Array): string | null {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    return null;
-  }
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (isAscii(buffer)) return buffer.toString('latin1');
+  return isUtf8(buffer) ? buffer.toString('utf8') : null;
 }
 
 /** The error for bytes that had to be UTF-8 and are not. */

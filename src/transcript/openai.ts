@@ -57,11 +57,14 @@ const toolDef = z.object({
   function: z.object({ name: toolName(), description: z.optional(str()), parameters: toolSchema() }),
 });
 
+const tools = z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' })));
 const body = z.object({
   ...envelope,
   messages: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
-  tools: z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' }))),
+  tools,
 });
+/** The body but its messages, for a transcript whose messages were all read by plainMessage. */
+const bodyBesideMessages = z.object({ ...envelope, tools });
 
 type UserPart = z.infer<typeof user>['content'];
 
@@ -92,7 +95,76 @@ function fromContent(content: string | ReadonlyArray<z.infer<typeof textPart> | 
   });
 }
 
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isAbsent = (value: unknown): boolean => value === undefined || value === null;
+
+/** A tool call the schema accepts, as it reads it; undefined for anything else. */
+function plainToolCall(call: unknown): Part | undefined {
+  if (!isRecord(call) || typeof call.id !== 'string' || (call.type !== undefined && call.type !== 'function')) return undefined;
+  const fn = call.function;
+  if (!isRecord(fn) || typeof fn.name !== 'string' || typeof fn.arguments !== 'string') return undefined;
+  return { type: 'tool-call', id: call.id, name: fn.name, input: fn.arguments };
+}
+
+/**
+ * The message as the schema would read it, when its content is a plain string (or, for
+ * an assistant, absent) and everything else in it is plainly valid; undefined for
+ * anything else, which the schema then reads and, if need be, names the error of.
+ * Most messages of a long conversation are of this form, and reading them here is
+ * several times cheaper than through the schema, which also copies every message.
+ */
+function plainMessage(m: unknown): Message | undefined {
+  if (!isRecord(m)) return undefined;
+  const { role, content } = m;
+  if (role === 'assistant') {
+    if (content !== undefined && content !== null && typeof content !== 'string') return undefined;
+    const parts: Part[] = typeof content === 'string' ? [{ type: 'text', text: content }] : [];
+    const calls = m.tool_calls;
+    if (Array.isArray(calls)) {
+      for (const call of calls) {
+        const part = plainToolCall(call);
+        if (!part) return undefined;
+        parts.push(part);
+      }
+    } else if (!isAbsent(calls)) return undefined;
+    return { role, parts };
+  }
+  if (typeof content !== 'string' || !isAbsent(m.tool_calls)) return undefined;
+  switch (role) {
+    case 'system':
+    case 'developer':
+      return { role: 'system', parts: [{ type: 'text', text: content }] };
+    case 'user':
+      return { role, parts: [{ type: 'text', text: content }] };
+    case 'tool': {
+      const { tool_call_id: id, name } = m;
+      if (typeof id !== 'string' || (name !== undefined && typeof name !== 'string')) return undefined;
+      return { role, parts: [{ type: 'tool-result', id, name: name ?? '', output: content }] };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** Every message read by plainMessage, or undefined when any one needs the schema. */
+function plainMessages(messages: unknown): Message[] | undefined {
+  if (!Array.isArray(messages) || messages.length === 0) return undefined;
+  const out: Message[] = [];
+  for (const m of messages) {
+    const message = plainMessage(m);
+    if (!message) return undefined;
+    out.push(message);
+  }
+  return out;
+}
+
 export function parseOpenAI(value: unknown): Conversation {
+  const plain = plainMessages((value as { messages?: unknown }).messages);
+  if (plain) {
+    const parsed = bodyBesideMessages.safeParse(value);
+    if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
+    return conversationOf(parsed.data, plain);
+  }
   const parsed = body.safeParse(value);
   if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
   const data = parsed.data;
@@ -119,6 +191,10 @@ export function parseOpenAI(value: unknown): Conversation {
       }
     }
   });
+  return conversationOf(data, messages);
+}
+
+function conversationOf(data: z.infer<typeof bodyBesideMessages>, messages: Message[]): Conversation {
   const tools: Tool[] = (data.tools ?? []).map((t) => ({
     name: t.function.name,
     description: t.function.description ?? '',

@@ -96,7 +96,7 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     callerFormat,
     stdin,
     promptBytes: bytes,
-    fullPromptBytes: conversation.raw ? conversation.raw.length : Buffer.byteLength(analysis.fullPrompt),
+    fullPromptBytes: conversation.raw ? conversation.raw.length : analysis.fullPromptBytes,
   };
 }
 
@@ -111,7 +111,7 @@ export function retryFresh(plan: ResumePlan, analysis: Analysis, context: TurnCo
       chatId: null,
       baseVersion: null,
       baseCount: null,
-      prompt: analysis.fullPrompt,
+      prompt: analysis.fullPrompt(),
       record: true,
       checks: plan.checks,
     },

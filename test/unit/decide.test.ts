@@ -377,7 +377,7 @@ describe('prefix proof and delta', () => {
     const full = decideFor(t3, [branchAfter(turn1, reply1)], { settings: { unsafeDelta: 'resume-full' } });
     assert.equal(full.decision, 'resume-full');
     assert.equal(full.reason, 'unsafe-delta');
-    assert.equal(full.prompt, analysisOf(t3).fullPrompt);
+    assert.equal(full.prompt, analysisOf(t3).fullPrompt());
   });
   test('a new system or assistant message cannot be a delta', () => {
     const withSys = { ...turn2, messages: [...turn2.messages.slice(0, 3), sys('new rules'), user('go')] };

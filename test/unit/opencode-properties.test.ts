@@ -288,7 +288,7 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
       fc.property(conversation(text), frames, (c, f) => {
         const written = prompt(c, f);
         const a = analysisOf(written);
-        assert.equal(a.fullPrompt, written);
+        assert.equal(a.fullPrompt(), written);
         assert.ok(a.conversation.shape === 'opencode-text' || a.conversation.shape === 'text');
       }),
       RUNS,

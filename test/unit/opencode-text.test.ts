@@ -67,7 +67,7 @@ describe('the captured prompts are read in the layout, block by block', () => {
       assert.equal(shapeOf(c), blocks);
       // A fresh chat gets the caller's bytes, exactly.
       assert.equal(Buffer.compare(Buffer.from(c.raw!), bytes), 0);
-      assert.equal(analyze(c, { workspace: '/w', model: 'auto', sideCallPatterns: PATTERNS }).fullPrompt, bytes.toString('utf8'));
+      assert.equal(analyze(c, { workspace: '/w', model: 'auto', sideCallPatterns: PATTERNS }).fullPrompt(), bytes.toString('utf8'));
     });
   }
   test("messages as the plugin wrote them: the user's quotes kept, a tool call by its fields, a result's own trailing newline", () => {

@@ -16,6 +16,7 @@ import { analyze, decide, type Decision } from '../../src/resume/decide.js';
 import { assistantDigest } from '../../src/resume/digests.js';
 import { toolsFingerprint } from '../../src/resume/fingerprint.js';
 import { renderDelta, renderFull } from '../../src/resume/render.js';
+import { decodeUtf8 } from '../../src/transcript/decode.js';
 import { TranscriptError } from '../../src/transcript/errors.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { PATTERNS, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
@@ -348,7 +349,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
           });
           if (decision.decision === 'fresh') {
             assert.equal(decision.chatId, null);
-            assert.equal(decision.prompt, analysis.fullPrompt, 'a fresh chat gets the whole conversation');
+            assert.equal(decision.prompt, analysis.fullPrompt(), 'a fresh chat gets the whole conversation');
             return;
           }
           resumed++;
@@ -378,7 +379,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
               if (m.role === 'tool') assert.ok(decision.prompt.includes(m.output), 'every new tool result is sent');
             }
           } else {
-            assert.equal(decision.prompt, analysis.fullPrompt, 'resume-full sends the whole conversation');
+            assert.equal(decision.prompt, analysis.fullPrompt(), 'resume-full sends the whole conversation');
           }
         },
       ),
@@ -526,7 +527,7 @@ describe('the parser never throws anything but its own clear error', () => {
       throw error;
     }
     const analysis = analyze(conversation, { workspace: '/w', model: conversation.model ?? '', sideCallPatterns: PATTERNS });
-    renderFull(conversation);
+    assert.equal(analysis.fullPromptBytes, Buffer.byteLength(renderFull(conversation)), 'the full prompt is counted exactly');
     for (let k = 0; k <= conversation.messages.length; k++) renderDelta(conversation.messages, k);
     const known = knowing(analysis.digests.slice(0, Math.max(0, analysis.digests.length - 1)));
     decide({
@@ -764,6 +765,104 @@ describe('the parser never throws anything but its own clear error', () => {
     );
   });
 });
+
+describe('the fast readings give exactly what the slow ones give', () => {
+  /** Values of every type for a field: mostly the right one (so that whole messages are often valid), near misses, absent. */
+  const anyOf = <T>(right: fc.Arbitrary<T>) =>
+    fc.oneof(
+      { arbitrary: right, weight: 6 },
+      { arbitrary: fc.constantFrom(undefined, null, 1, true, [], {}, ''), weight: 1 },
+      { arbitrary: fc.string({ unit: 'binary', maxLength: 6 }), weight: 1 },
+    );
+  const call = fc.record(
+    {
+      id: anyOf(fc.string({ maxLength: 4 })),
+      type: fc.constantFrom(undefined, 'function', 'function', null, 'tool'),
+      function: anyOf(
+        fc.record({ name: anyOf(fc.string({ maxLength: 4 })), arguments: anyOf(fc.constant('{"a":1}')) }, { requiredKeys: [] }),
+      ),
+      extra: fc.constant(0),
+    },
+    { requiredKeys: [] },
+  );
+  const message = fc.record(
+    {
+      role: fc.constantFrom('system', 'developer', 'user', 'assistant', 'assistant', 'tool', 'tool', 'function', undefined, 3),
+      content: anyOf(fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.constant([{ type: 'text', text: 'part' }]))),
+      tool_calls: fc.oneof(
+        { arbitrary: fc.constantFrom(undefined, null, 'x', {}, []), weight: 1 },
+        { arbitrary: fc.array(call, { maxLength: 2 }), weight: 1 },
+      ),
+      tool_call_id: anyOf(fc.string({ maxLength: 4 })),
+      name: anyOf(fc.string({ maxLength: 4 })),
+      refusal: fc.constant(null),
+    },
+    { requiredKeys: ['role'] },
+  );
+  const outcome = (text: string): { messages: unknown } | { error: string } => {
+    try {
+      return { messages: parseTranscript(text).messages };
+    } catch (error) {
+      if (!(error instanceof TranscriptError)) throw error;
+      return { error: error.message };
+    }
+  };
+
+  test('OpenAI messages read without the schema are read as the schema reads them, and refused alike', () => {
+    // A message with its content in parts is never read fast: with it at the end, the schema reads every message.
+    const slow = { role: 'user', content: [{ type: 'text', text: 'slow' }] };
+    fc.assert(
+      fc.property(fc.array(message, { minLength: 1, maxLength: 3 }), (messages) => {
+        const fast = outcome(JSON.stringify({ messages }));
+        const schema = outcome(JSON.stringify({ messages: [...messages, slow] }));
+        if ('error' in schema) assert.deepEqual(fast, schema);
+        else assert.deepEqual(fast, { messages: (schema.messages as unknown[]).slice(0, -1) });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test('bytes decode as a strict UTF-8 decoder decodes them, or not at all', () => {
+    const strict = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+    const reference = (bytes: Uint8Array): string | null => {
+      try {
+        return strict.decode(bytes);
+      } catch {
+        return null;
+      }
+    };
+    const ascii = fc.uint8Array({ max: 0x7f, maxLength: 40 });
+    const sequences = fc.array(fc.oneof(fc.uint8Array({ maxLength: 4 }), fc.constantFrom(...UTF8_EDGES)), { maxLength: 8 });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          ascii,
+          fc.uint8Array({ maxLength: 40 }),
+          sequences.map((parts) => Buffer.concat(parts)),
+        ),
+        (bytes) => {
+          assert.equal(decodeUtf8(bytes), reference(bytes));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+/** Encodings at the edges of UTF-8: a BOM, overlong forms, surrogates, the last code point and past it, truncated sequences. */
+const UTF8_EDGES = [
+  [0xef, 0xbb, 0xbf],
+  [0xc0, 0x80],
+  [0xe0, 0x80, 0x80],
+  [0xed, 0xa0, 0x80],
+  [0xed, 0xbf, 0xbf],
+  [0xf4, 0x8f, 0xbf, 0xbf],
+  [0xf4, 0x90, 0x80, 0x80],
+  [0xf0, 0x9f, 0x98],
+  [0xc3],
+  [0xc3, 0xa9],
+  [0xe2, 0x82, 0xac],
+].map((b) => Uint8Array.from(b));
 
 describe("the stream tap reads cursor-agent's output the same however it is cut", () => {
   const event = fc.oneof(

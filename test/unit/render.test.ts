@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { renderFull } from '../../src/resume/render.js';
+import { fullPromptBytes, renderFull } from '../../src/resume/render.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 
 test('the full prompt: tools block, one labelled block per message, the closing line after tool results', () => {
@@ -62,4 +62,30 @@ test('AI SDK tool output objects are unwrapped', () => {
     renderFull(c),
     /ASSISTANT: \ntool_call\(id: t, name: bash, args: \{"cmd":"ls"\}\)\n\nTOOL_RESULT \(name: bash, call_id: t\):\n\{"files":2\}/,
   );
+});
+
+test('the full prompt is counted exactly without being rendered: multi-byte text, lone surrogates, every kind of block', () => {
+  const texts = ['héllo wörld', '\u{1F600} emoji', 'lone \uD800 high', '\uDC00 lone low', '\uD83D', '\uDE00', ''];
+  for (const text of texts) {
+    const c = parseTranscript(
+      JSON.stringify({
+        messages: [
+          { role: 'system', content: text },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text },
+              { type: 'text', text },
+            ],
+          },
+          { role: 'assistant', content: text, tool_calls: [{ id: text, type: 'function', function: { name: 'read', arguments: text } }] },
+          { role: 'tool', tool_call_id: text, content: text },
+        ],
+        tools: [{ type: 'function', function: { name: 'read', description: text, parameters: { [text]: text } } }],
+      }),
+    );
+    assert.equal(fullPromptBytes(c), Buffer.byteLength(renderFull(c)), JSON.stringify(text));
+  }
+  const plain = parseTranscript(Buffer.from('just a prompt \u00e9\n'));
+  assert.equal(fullPromptBytes(plain), Buffer.byteLength(renderFull(plain)));
 });

@@ -1,0 +1,64 @@
+// The digests' values are what a running helper holds: a change of value (however it
+// is computed) makes every entry miss once, and needs a protocol version of its own.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { messageDigests } from '../../src/resume/digests.js';
+import { parseTranscript } from '../../src/transcript/parse.js';
+
+const long = 'x'.repeat(1500);
+
+test('message digests keep their values: short and long fields, multi-byte and lone surrogates, whitespace, JSON values', () => {
+  const openai = parseTranscript(
+    JSON.stringify({
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'héllo \u{1F600}' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: '  Reading\n\tthe  file. ',
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: long },
+        { role: 'user', content: `lone \uD800 ${long}` },
+        { role: 'assistant', content: 'one space only' },
+      ],
+    }),
+  );
+  assert.deepEqual(messageDigests(openai), [
+    '1979dfc4f9fdc56588047ebe342e3eb8',
+    '997030a52a197c46ca053cf2368c9692',
+    'c6674e7e126bf7f94c1e2b081d5eb998',
+    'cf420d7f07dbd225d60ffcc0d34a9ad6',
+    'd908de9f931f243187ab0bae35475293',
+    '524117f77d39a71885ac2bb908e1be23',
+  ]);
+  const aiSdk = parseTranscript(
+    JSON.stringify({
+      prompt: [
+        { role: 'user', content: 'go' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', text: 'hmm' },
+            { type: 'tool-call', toolCallId: 't', toolName: 'bash', input: { z: 1, a: [long] } },
+          ],
+        },
+        {
+          role: 'tool',
+          content: [{ type: 'tool-result', toolCallId: 't', toolName: 'bash', output: { type: 'json', value: { files: 2 } } }],
+        },
+      ],
+    }),
+  );
+  assert.deepEqual(messageDigests(aiSdk), [
+    '3e79fcc3dc420fa4963ce4b4fd94cfd2',
+    '06945142ff50890eabf56a8a0d643b98',
+    '09a49ad098912533f571da1a612102bd',
+  ]);
+});
