@@ -3,10 +3,10 @@
 // the same turn with a warm helper, alternating, as wall time to exit and to the
 // first stdout byte; then the helper's own start, from spawn to its socket accepting.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectHelper, helperCommand } from '../src/helper/launcher.js';
+import { connectHelper, helperCommand, stopHelper } from '../src/helper/launcher.js';
 import { ensureRuntimeDir, runtimePaths } from '../src/helper/paths.js';
 import { Conversation, STREAM_ARGS, replyOf } from './lib/conversation.js';
 import { userText } from './lib/content.js';
@@ -67,7 +67,7 @@ export async function firstTurnBench(snapshot: Snapshot, options: { quick: boole
   }
 
   async function cold(): Promise<Turn> {
-    await sandbox.stopHelper();
+    await stopAndReap(env);
     await sleep(SETTLE_MS);
     return firstTurn('cold');
   }
@@ -97,7 +97,7 @@ export async function firstTurnBench(snapshot: Snapshot, options: { quick: boole
       }
     }
     for (let i = 0; i < starts; i++) {
-      await sandbox.stopHelper();
+      await stopAndReap(env);
       await sleep(SETTLE_MS);
       helperStarts.push(await startHelper(snapshot, env));
     }
@@ -144,6 +144,18 @@ export async function firstTurnBench(snapshot: Snapshot, options: { quick: boole
     },
     notes,
   };
+}
+
+/** Stops the helper and waits for its process to be gone: its exit must not take CPU from the turn timed next. */
+async function stopAndReap(env: NodeJS.ProcessEnv): Promise<void> {
+  const stopped = await stopHelper({ env });
+  if (!stopped.ok) throw new Error(`could not stop the helper: ${stopped.reason}`);
+  if (!stopped.stopped) return;
+  const deadline = performance.now() + 5000;
+  while (existsSync(`/proc/${stopped.pid}`)) {
+    if (performance.now() > deadline) throw new Error(`the helper (pid ${stopped.pid}) did not exit within 5 s of stopping`);
+    await sleep(1);
+  }
 }
 
 /** Starts a helper as the launcher does and times it until its socket accepts a connection. */

@@ -245,7 +245,7 @@ export function handOffRecord(record: TurnRecord, options: { env?: NodeJS.Proces
     child.stdin!.on('error', () => {
       // A helper that exited before reading: it removes no marker, which goes stale by itself.
     });
-    // Up to the pipe's capacity (64 KiB) this is written at once; a longer record keeps the run until the helper reads it.
+    // Up to the buffer of Node's socket pair (some 200 KB) this is written at once; a longer record keeps the run until the helper reads it.
     child.stdin!.end(JSON.stringify(handOff));
     child.unref();
   } catch (error) {
