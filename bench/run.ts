@@ -1,4 +1,5 @@
-// `npm run bench`: builds, then runs the benchmarks (0-5 of issue 6, 6 issue 11's OpenCode session, 7 the hand-over) against a
+// `npm run bench`: builds, then runs the benchmarks (0-5 of issue 6, 6 issue 11's OpenCode session, 7 the hand-over, 8 issue
+// 12's first turn with no helper) against a
 // snapshot of the built program, prints one table and writes
 // bench/results/latest.json. Benchmarks, not tests: nothing here fails a build.
 //
@@ -10,6 +11,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { addedTimeBench } from './added-time.js';
 import { bundleBench } from './bundle.js';
+import { firstTurnBench } from './first-turn.js';
 import { helperLoadBench } from './helper-load.js';
 import { opencodeSessionBench } from './opencode-session.js';
 import { passthroughBench } from './passthrough.js';
@@ -33,6 +35,7 @@ const BENCHES: Array<[string, (snapshot: Snapshot, options: BenchOptions) => Pro
   ['5', helperLoadBench],
   ['6', (s) => opencodeSessionBench(s)],
   ['7', passthroughBench],
+  ['8', firstTurnBench],
 ];
 
 function parseArgs(argv: string[]): { only: Set<string> | null; quick: boolean } {
@@ -43,7 +46,7 @@ function parseArgs(argv: string[]): { only: Set<string> | null; quick: boolean }
     if (arg === '--quick') quick = true;
     else if (arg === '--only') only = new Set((argv[++i] ?? '').split(','));
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
-    else throw new Error(`unknown argument ${arg}; use --only 0,1,2,3,4,5,6 and/or --quick`);
+    else throw new Error(`unknown argument ${arg}; use --only 0,1,2,3,4,5,6,7,8 and/or --quick`);
   }
   return { only, quick };
 }

@@ -9,7 +9,7 @@ import { passthrough } from '../agent/passthrough.js';
 import { HOLD_LIMIT, runAgent, type AgentRun } from '../agent/run-agent.js';
 import type { StreamTap } from '../agent/stream-tap.js';
 import { resolveRunSettings, type Settings } from '../config.js';
-import type { HelperClient } from '../helper/client.js';
+import type { HelperClient, TurnRecord } from '../helper/client.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
 import { judge, settle, type CacheUpdate } from '../turn/after-run.js';
@@ -63,7 +63,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
 
-  const helper = new LazyClient(cache.client, cache.reconnect);
+  const helper = new LazyClient(cache.client, cache.reconnect, cache.handOff);
   try {
     return await runTurn({ plan, analysis, context, settings, helper, say, given, started, branches: cache.branches ?? [], missing });
   } finally {
@@ -71,14 +71,29 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   }
 }
 
-/** The run's connection to the helper: open from the lookup, or made when first needed to a helper started for this turn. */
+/**
+ * The run's connection to the helper: open from the lookup, or, when none ran, made
+ * to a helper started when the turn first needs one; a turn that needs it only for
+ * its record hands that to a helper it starts, and does not wait (hand-off.ts).
+ */
 class LazyClient {
   #connecting: Promise<HelperClient | null> | null = null;
 
   constructor(
     private client: HelperClient | null,
     private readonly reconnect: (() => Promise<HelperClient | null>) | null,
+    private readonly handOff: ((record: TurnRecord) => string) | null,
   ) {}
+
+  /** Whether the record is handed to a starting helper: none ran at the lookup, and none was needed since. */
+  get handsOff(): boolean {
+    return this.client === null && this.#connecting === null && this.handOff !== null;
+  }
+
+  /** Hands the record over; says what became of it. */
+  handOver(record: TurnRecord): string {
+    return this.handOff ? this.handOff(record) : 'not recorded: no helper to hand the record to';
+  }
 
   /** The client the lookup used (and leases go through), if there was one. */
   get now(): HelperClient | null {
@@ -173,7 +188,9 @@ async function runTurn(turn: Turn): Promise<number> {
   if (end.error !== null) process.stderr.write(`cursor-resume: ${end.error}\n`);
   if (end.say !== null) say(end.say);
   const change = end.update;
-  if (change) await helper(change.kind, (c) => update(c, plan, analysis, change, turn, say));
+  if (change?.kind === 'record' && turn.helper.handsOff) {
+    if (plan.anchor !== null) say(turn.helper.handOver(recordOf({ ...plan, anchor: plan.anchor }, analysis, change, turn)));
+  } else if (change) await helper(change.kind, (c) => update(c, plan, analysis, change, turn, say));
   else if (placed !== null && plan.anchor !== null) {
     // The turn did not end in a record: a chat whose history is unknown has no place in the cache.
     const { anchor } = plan;
@@ -210,17 +227,20 @@ async function update(
     return;
   }
   if (plan.anchor === null) return;
-  const record = recordFor(
-    { ...plan, anchor: plan.anchor },
-    analysis,
-    change.chatId,
-    change.reply,
-    chatStoreSeen(turn.context, turn.given, change.chatId),
-  );
+  const record = recordOf({ ...plan, anchor: plan.anchor }, analysis, change, turn);
   // A branch that expired or was evicted while the turn ran is recorded whole: the chat just answered.
   const reply = await client.recordTurn(record);
   const how = change.ended === 'tool-calls' ? ', up to its tool calls' : '';
   say(reply.recorded ? `recorded chat ${change.chatId} (${knownAfter(analysis)} messages known${how})` : `not recorded: ${reply.message}`);
+}
+
+function recordOf(
+  plan: Plan & { anchor: string },
+  analysis: Analysis,
+  change: Extract<CacheUpdate, { kind: 'record' }>,
+  turn: Turn,
+): TurnRecord {
+  return recordFor(plan, analysis, change.chatId, change.reply, chatStoreSeen(turn.context, turn.given, change.chatId));
 }
 
 /**

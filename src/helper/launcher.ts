@@ -2,18 +2,20 @@
 // version (so an upgrade never talks to an old daemon). Never throws: the caller
 // gets a client, or a reason it can show with --verbose before going on without
 // the cache.
-import { spawn } from 'node:child_process';
+import { spawn, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient, HelperError, isSameVersion } from './client.js';
-import type { ClientOptions } from './client.js';
+import type { ClientOptions, TurnRecord } from './client.js';
+import { createMarker, handOffPending, removeMarker, type HandOff } from './hand-off.js';
+import { limitsBelow } from './limits-below.js';
 import { checkRuntimeDir, ensureRuntimeDir, runtimePaths, socketRefusal } from './paths.js';
 import type { RuntimePaths } from './paths.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import type { HelloReply } from './protocol.js';
 import type { Branch } from '../cache/types.js';
-import { envLimits, type Limits } from '../cache/limits.js';
+import { envLimits } from '../cache/limits.js';
 import { VERSION } from '../version.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 2000;
@@ -26,6 +28,8 @@ const STOP_TIMEOUT_MS = 1500;
  * 10 ms to 50 ms overshot a 60 ms start by up to 50 ms).
  */
 const START_POLL_MS = 5;
+/** How often a run waiting for a handed record looks again: the helper delivers it within a few ms of answering. */
+const HAND_OFF_POLL_MS = 2;
 /**
  * What the helper is started with besides its runtime dir: its own knobs, and
  * NODE_OPTIONS (Node's settings the user gave every Node process: memory, preloads).
@@ -48,15 +52,30 @@ function helperProcessEnv(env: NodeJS.ProcessEnv, paths: RuntimePaths): NodeJS.P
   return out;
 }
 
+/** How the launcher starts a helper (the benchmarks start one the same way to time its start). */
+export function helperCommand(
+  scriptPath: string,
+  env: NodeJS.ProcessEnv,
+  paths: RuntimePaths,
+): { file: string; args: string[]; options: SpawnOptions } {
+  // Detached in its own session with no stdio: it must not hold the caller's terminal or pipes.
+  return {
+    file: process.execPath,
+    args: [scriptPath],
+    options: { detached: true, stdio: 'ignore', cwd: '/', env: helperProcessEnv(env, paths) },
+  };
+}
+
 export interface ConnectHelperOptions extends ClientOptions {
   /** Start a helper if none answers (and replace one of another version). */
   start: boolean;
   /**
-   * When nothing answers at all: start a helper without waiting for it and report
-   * 'starting'. Its cache is empty, so a turn has nothing to wait for; it connects
-   * again to record, by when the helper is up.
+   * When nothing answers at all: start nothing now and report 'deferred'. A new
+   * helper's cache is empty, so a turn has nothing to look up: it starts the helper
+   * when it first needs one, at its end with its record (handOffRecord), and then
+   * does not wait for it.
    */
-  background?: boolean;
+  defer?: boolean;
   /** Where CURSOR_RESUME_RUNTIME_DIR & co. come from, and the helper's environment (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** The helper program (default: dist/helper/helper-server.js beside this bundle). Tests point it elsewhere. */
@@ -82,8 +101,8 @@ export type ConnectFailure =
   | 'start-failed'
   /** A helper is there but did not answer in time, or refused us. */
   | 'unavailable'
-  /** Nothing answered; a helper was started and not waited for (`background`). Its cache is empty. */
-  | 'starting';
+  /** Nothing answered, and none was started (`defer`). */
+  | 'deferred';
 
 export type ConnectHelperResult =
   | { ok: true; client: HelperClient; server: HelloReply; paths: RuntimePaths; started: boolean; replaced: boolean }
@@ -109,6 +128,8 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
     return { ok: false, code: 'bad-runtime-dir', reason: (error as Error).message };
   }
 
+  // A helper starting with a turn's record: that record is the next turn's history.
+  if (handOffPending(paths)) await handOffsDelivered(paths, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
   let replaced = false;
   const first = await attempt(paths, options);
   if (first.kind === 'ok') return ready(first, paths, options, { started: false, replaced });
@@ -124,6 +145,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   } else if (first.kind === 'absent') {
     if (!options.start)
       return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
+    if (options.defer) return { ok: false, code: 'deferred', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
   } else if (!options.start || first.error.code !== 'timeout') {
     // A helper that refuses us (too many connections, ...) or a socket we may not use: starting another would not help.
     return { ok: false, code: 'unavailable', reason: first.error.message, paths };
@@ -131,32 +153,18 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   // Nothing answers, or a wedged helper (timeout): a new one replaces it after probing it.
 
   const scriptPath = serverScriptPath(options.serverScript);
-  if (!fs.existsSync(scriptPath)) {
-    return {
-      ok: false,
-      code: 'start-failed',
-      reason: `the helper program is missing at ${scriptPath}; reinstall cursor-resume (or run npm run build)`,
-      paths,
-    };
-  }
+  if (!fs.existsSync(scriptPath)) return { ok: false, code: 'start-failed', reason: missingProgram(scriptPath), paths };
   let exitCode: number | null | undefined;
   let spawnError: Error | undefined;
   try {
-    // Detached in its own session with no stdio: it must not hold the caller's terminal or pipes.
-    const child = spawn(process.execPath, [scriptPath], {
-      detached: true,
-      stdio: 'ignore',
-      cwd: '/',
-      env: helperProcessEnv(env, paths),
-    });
+    const command = helperCommand(scriptPath, env, paths);
+    const child = spawn(command.file, command.args, command.options);
     child.once('error', (error) => (spawnError = error));
     child.once('exit', (code) => (exitCode = code));
     child.unref();
   } catch (error) {
     return { ok: false, code: 'start-failed', reason: `cannot start the helper: ${(error as Error).message}`, paths };
   }
-  if (options.background && first.kind === 'absent')
-    return { ok: false, code: 'starting', reason: `a helper is starting at ${paths.socket}; its cache is empty`, paths };
 
   const deadline = performance.now() + (options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
   let last: Attempt = first;
@@ -200,6 +208,50 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   };
 }
 
+export type HandOffResult = { ok: true; socket: string } | { ok: false; reason: string };
+
+/**
+ * Starts a helper with a turn's record on its stdin, and does not wait for it: the
+ * helper delivers the record once it answers (to another helper if one answers
+ * first). A marker tells other runs to wait for that delivery (hand-off.ts).
+ */
+export function handOffRecord(record: TurnRecord, options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL } = {}): HandOffResult {
+  const env = options.env ?? process.env;
+  const scriptPath = serverScriptPath(options.serverScript);
+  if (!fs.existsSync(scriptPath)) return { ok: false, reason: missingProgram(scriptPath) };
+  let paths: RuntimePaths;
+  let marker: string;
+  try {
+    paths = runtimePaths(env);
+    ensureRuntimeDir(paths);
+    marker = createMarker(paths);
+  } catch (error) {
+    return { ok: false, reason: (error as Error).message };
+  }
+  const handOff: HandOff = { marker, limits: envLimits(env), record };
+  try {
+    const command = helperCommand(scriptPath, env, paths);
+    const child = spawn(command.file, command.args, { ...command.options, stdio: ['pipe', 'ignore', 'ignore'] });
+    child.once('error', () => removeMarker(paths, marker));
+    child.stdin!.on('error', () => {
+      // A helper that exited before reading: it removes no marker, which goes stale by itself.
+    });
+    // Up to the buffer of Node's socket pair (some 200 KB) this is written at once; a longer record keeps the run until the helper reads it.
+    child.stdin!.end(JSON.stringify(handOff));
+    child.unref();
+  } catch (error) {
+    removeMarker(paths, marker);
+    return { ok: false, reason: `cannot start the helper: ${(error as Error).message}` };
+  }
+  return { ok: true, socket: paths.socket };
+}
+
+/** Waits until no helper is on its way with a handed record, or for `timeoutMs`. */
+async function handOffsDelivered(paths: RuntimePaths, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (handOffPending(paths) && performance.now() < deadline) await sleep(HAND_OFF_POLL_MS);
+}
+
 export type ProbeResult =
   | { running: true; client: HelperClient; hello: HelloReply; paths: RuntimePaths }
   | { running: false; paths: RuntimePaths }
@@ -214,6 +266,8 @@ export async function probeHelper(options: { env?: NodeJS.ProcessEnv } & ClientO
   } catch (error) {
     return { running: false, error: (error as Error).message };
   }
+  // A helper on its way with a record is running, for `helper stop` and `inspect` alike.
+  if (handOffPending(paths)) await handOffsDelivered(paths, DEFAULT_START_TIMEOUT_MS);
   const found = await attempt(paths, options);
   if (found.kind === 'absent') return { running: false, paths };
   if (found.kind === 'error') return { running: false, error: found.error.message, paths };
@@ -307,23 +361,11 @@ async function ready(
     };
   }
   found.client.reviveWith(async () => {
-    const again = await connectHelper({ ...options, start: true, background: false });
+    const again = await connectHelper({ ...options, start: true, defer: false });
     if (again.ok) again.client.close();
     return again.ok;
   });
   return { ok: true, client: found.client, server: hello, paths, ...how };
-}
-
-/** What the settings ask of a helper's limits where they are below its current ones (the only change a client may make). */
-function below(env: NodeJS.ProcessEnv, current: Partial<Limits> | undefined): Partial<Limits> {
-  const asked = envLimits(env);
-  const out: Partial<Limits> = {};
-  for (const key of ['ttlMs', 'maxEntries'] as const) {
-    const now = current?.[key];
-    const wanted = asked[key];
-    if (wanted !== undefined && typeof now === 'number' && wanted < now) out[key] = wanted;
-  }
-  return out;
 }
 
 /**
@@ -333,7 +375,7 @@ function below(env: NodeJS.ProcessEnv, current: Partial<Limits> | undefined): Pa
  */
 export function underSettings<T extends Branch>(branches: T[], hello: HelloReply | undefined, env: NodeJS.ProcessEnv): T[] {
   const current = hello?.limits?.ttlMs;
-  const { ttlMs } = below(env, hello?.limits);
+  const { ttlMs } = limitsBelow(envLimits(env), hello?.limits);
   if (ttlMs === undefined || typeof current !== 'number') return branches;
   return branches.map((b) => ({ ...b, ttlLeftMs: b.ttlLeftMs - (current - ttlMs) }));
 }
@@ -345,7 +387,7 @@ export function underSettings<T extends Branch>(branches: T[], hello: HelloReply
  * ttlMinutes`) is lowered. Returns the hello with the limits now in force.
  */
 async function withLimits(client: HelperClient, hello: HelloReply, env: NodeJS.ProcessEnv): Promise<HelloReply> {
-  const asked = below(env, hello.limits);
+  const asked = limitsBelow(envLimits(env), hello.limits);
   if (asked.ttlMs === undefined && asked.maxEntries === undefined) return hello;
   client.server = { ...hello, limits: await client.lowerLimits(asked) };
   return client.server;
@@ -372,6 +414,10 @@ async function stopAndWait(client: HelperClient, paths: RuntimePaths, options: C
     await sleep(delay);
   }
   return false;
+}
+
+function missingProgram(scriptPath: string): string {
+  return `the helper program is missing at ${scriptPath}; reinstall cursor-resume (or run npm run build)`;
 }
 
 function mismatchReason(hello: HelloReply): string {

@@ -3,8 +3,8 @@
 // use; the other two start nothing and peek (no LRU touch, no expiry), yet plan as
 // the run after them will. `branches` is null when the cache could not be used.
 import type { MatchedBranch } from '../cache/types.js';
-import type { HelperClient } from '../helper/client.js';
-import { connectHelper, underSettings } from '../helper/launcher.js';
+import type { HelperClient, TurnRecord } from '../helper/client.js';
+import { connectHelper, handOffRecord, underSettings } from '../helper/launcher.js';
 import type { Analysis } from '../resume/decide.js';
 import { helperEnv } from './helper-env.js';
 import { cacheUse, type TurnContext } from './plan.js';
@@ -18,8 +18,10 @@ export interface CacheView {
   branches: MatchedBranch[] | null;
   /** A run's open connection, for the lease and the record; the caller closes it. */
   client: HelperClient | null;
-  /** A helper a run started and did not wait for (its cache is empty anyway): how to reach it once the turn needs it. */
+  /** No helper ran (its cache would be empty anyway): how a run starts one and waits for it, once the turn needs it mid-way. */
   reconnect: (() => Promise<HelperClient | null>) | null;
+  /** With `reconnect`: how a run that never needed the helper mid-way starts one with its record, without waiting for it. */
+  handOff: ((record: TurnRecord) => string) | null;
 }
 
 const view = (state: CacheState, note: string, branches: MatchedBranch[] | null, client: HelperClient | null = null): CacheView => ({
@@ -28,6 +30,7 @@ const view = (state: CacheState, note: string, branches: MatchedBranch[] | null,
   branches,
   client,
   reconnect: null,
+  handOff: null,
 });
 
 /**
@@ -45,15 +48,19 @@ export async function viewCache(
   if (options.runtimeDirIgnored) return view('unreachable', 'the runtimeDir setting is not usable (see the warning above)', null);
   const env = helperEnv(context.settings, context.env);
   const run = options.mode === 'run';
-  // A run that has to start the helper does not wait for it: a new helper's cache is empty.
-  const connected = await connectHelper({ start: run, background: run, env });
+  // With no helper, a run starts one only when it needs it, at its end: a new helper's cache is empty.
+  const connected = await connectHelper({ start: run, defer: run, env });
   if (!connected.ok) {
-    if (connected.code === 'starting') {
+    if (connected.code === 'deferred') {
       const reconnect = async (): Promise<HelperClient | null> => {
         const again = await connectHelper({ start: true, env });
         return again.ok ? again.client : null;
       };
-      return { ...view('not-running', `${connected.reason}; planning on an empty cache`, []), reconnect };
+      const handOff = (record: TurnRecord): string => {
+        const handed = handOffRecord(record, { env });
+        return handed.ok ? `handed chat ${record.chatId} to a helper starting at ${handed.socket}` : `not recorded: ${handed.reason}`;
+      };
+      return { ...view('not-running', `${connected.reason}; planning on an empty cache`, []), reconnect, handOff };
     }
     if (connected.code === 'not-running') return view('not-running', 'no helper running: empty cache (a run would start one)', []);
     if (connected.code === 'version-mismatch') {

@@ -769,10 +769,10 @@ test('a relative TMPDIR: the run and the helper it starts use one socket, under 
     return r;
   };
   const first = await send('remember: alpha');
-  assert.match(first.stderr, /recorded chat/);
-  assert.ok(fs.statSync(path.join(dir, 'helper.sock')).isSocket());
+  assert.match(first.stderr, /handed chat \S+ to a helper starting at /);
   await send('remember: beta');
   assert.equal(c.lastTrace().reason, 'delta', 'the second turn found what the first recorded');
+  assert.ok(fs.statSync(path.join(dir, 'helper.sock')).isSocket());
   assert.equal(helperPids(dir).length, 1);
 });
 
@@ -796,7 +796,7 @@ test('a started helper that exits at once with nothing answering fails the start
   assert.match(!result.ok ? result.reason : '', /found another helper answering, yet none answers now/);
 });
 
-test("the helper runs detached (its own session, stdio on /dev/null) and keeps none of the caller's environment", async (t) => {
+test("the helper runs detached (its own session, stdout and stderr on /dev/null, stdin only the run's pipe) and keeps none of the caller's environment", async (t) => {
   const w = world(t, {
     CURSOR_API_KEY: 'sk-SECRET-123',
     OPENAI_API_KEY: 'sk-other',
@@ -810,7 +810,10 @@ test("the helper runs detached (its own session, stdio on /dev/null) and keeps n
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const [, , , session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   assert.equal(Number(session), pid, 'it leads its own session (setsid)');
-  for (const fd of [0, 1, 2]) assert.equal(fs.readlinkSync(`/proc/${pid}/fd/${fd}`), '/dev/null', `fd ${fd}`);
+  for (const fd of [1, 2]) assert.equal(fs.readlinkSync(`/proc/${pid}/fd/${fd}`), '/dev/null', `fd ${fd}`);
+  // Its stdin brought the record from the run that started it: their own socket pair. The caller's pipes to the run
+  // all closed while this helper lives (the turn above ended), so it holds none of them.
+  assert.match(fs.readlinkSync(`/proc/${pid}/fd/0`), /^(pipe|socket):\[\d+\]$/);
   const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
   assert.ok(!environ.join('\n').includes('sk-'), 'no credential in its environment');
   assert.deepEqual(environ.map((e) => e.slice(0, e.indexOf('='))).sort(), [
@@ -829,14 +832,16 @@ async function sendWith(c: Conversation, args: string[], env: NodeJS.ProcessEnv 
   return r;
 }
 
-test('a first turn that outlives the helper is still recorded: the record finds none and starts it again', async (t) => {
-  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_IDLE_MS: '100', CURSOR_RESUME_CONNECTION_IDLE_MS: '100' });
+test('a first turn that outlives the helper it looked up is still recorded: the record finds none and starts it again', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  assert.equal((await helperCli(['start'], w.env)).code, 0);
+  const [first] = helperPids(w.dir);
   const c = new Conversation(w.env);
   const turn = c.turn('remember: alpha', { mode: 'slow=400', args: [...STREAM_ARGS, '--verbose'] });
-  await waitFor('the run to start a helper', () => helperPids(w.dir).length === 1, DEADLINE_MS);
-  const [first] = helperPids(w.dir);
-  // The turn holds no lease: the helper closes its connection, finds itself idle and exits.
-  await waitFor('that helper to exit while the turn runs', () => !alive(first!), 10_000);
+  // Once the agent runs, the run has looked up: its helper dies under it.
+  await waitFor('the agent to start', () => fs.existsSync(c.log), DEADLINE_MS);
+  process.kill(first!, 'SIGKILL');
+  await waitFor('that helper to be gone', () => !alive(first!), DEADLINE_MS);
   const r = await turn;
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /failed on record/);
@@ -893,16 +898,53 @@ test('a conversation of 100,000 messages resumes: recorded whole once, then only
   assert.equal(entry!.knownCount, 100_005);
 });
 
-test('a first turn with no helper running does not wait for one: it plans on the empty cache, and is recorded all the same', async (t) => {
+test('a first turn with no helper running starts none while cursor-agent runs, hands its record to the helper it starts at the end, and the next turn, sent at once, resumes', async (t) => {
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
   const c = new Conversation(w.env);
-  const first = await c.turn('remember: alpha', { args: [...STREAM_ARGS, '--verbose'] });
+  const turn = c.turn('remember: alpha', { mode: 'slow=300', args: [...STREAM_ARGS, '--verbose'] });
+  await waitFor('the agent to start', () => fs.existsSync(c.log), DEADLINE_MS);
+  assert.deepEqual(helperPids(w.dir), [], 'no helper while the agent runs');
+  const first = await turn;
   assert.equal(first.code, 0, first.stderr);
-  assert.match(first.stderr, /a helper is starting at .*; its cache is empty; planning on an empty cache/);
-  assert.match(first.stderr, /recorded chat /);
+  assert.match(first.stderr, /no helper is running \(nothing answers at .*\); planning on an empty cache/);
+  assert.match(first.stderr, /handed chat \S+ to a helper starting at /);
   assert.equal(c.lastTrace().reason, 'no-entry');
   assert.equal((await c.turn('remember: beta')).code, 0);
   assert.equal(c.lastTrace().reason, 'delta', 'the helper started by the first turn holds it');
+  assert.deepEqual(
+    fs.readdirSync(w.dir).filter((f) => f.startsWith('hand-off.')),
+    [],
+    'the helper removed its marker once it delivered',
+  );
+});
+
+test('two first turns at once with no helper running: one helper, both records, both next turns resume', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const [a, b] = [new Conversation(w.env), new Conversation(w.env)];
+  const firsts = await Promise.all([a.turn('remember: alpha'), b.turn('remember: beta')]);
+  for (const r of firsts) assert.equal(r.code, 0, r.stderr);
+  await waitFor('one helper to be left', () => helperPids(w.dir).length === 1, DEADLINE_MS);
+  const seconds = await Promise.all([a.turn('remember: gamma'), b.turn('remember: delta')]);
+  for (const r of seconds) assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual([a.lastTrace().reason, b.lastTrace().reason], ['delta', 'delta']);
+  assert.equal((await entries(w.env)).length, 2);
+});
+
+test('a handed record is waited for: a dry run, and helper stop, sent the moment the first turn ends, find its helper', async (t) => {
+  for (const next of ['--dry-run', 'stop'] as const) {
+    const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+    const c = new Conversation(w.env);
+    assert.equal((await c.turn('remember: alpha')).code, 0);
+    if (next === '--dry-run') {
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      assert.equal(JSON.parse((await sendWith(c, ['--dry-run', ...STREAM_ARGS])).stdout).decision, 'resume-delta');
+    } else {
+      const stop = await helperCli(['stop'], w.env);
+      assert.equal(stop.code, 0, stop.stderr);
+      assert.match(stop.stdout, /helper stopped/);
+      assert.deepEqual(helperPids(w.dir), []);
+    }
+  }
 });
 
 test('the same turn sent again and again takes one entry: its copies do not push another conversation out', async (t) => {

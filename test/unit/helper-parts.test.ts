@@ -74,12 +74,13 @@ describe('the launcher, against an in-process helper', () => {
     await closed;
   });
 
-  test('with nothing running: not-running without start; with background, starting at once', async (t) => {
+  test('with nothing running: not-running without start; deferred, starting nothing, with defer', async (t) => {
     const { env } = await inProcess(t, false);
     const absent = await connectHelper({ start: false, env });
     assert.equal(!absent.ok && absent.code, 'not-running');
-    const starting = await connectHelper({ start: true, background: true, env });
-    assert.equal(!starting.ok && starting.code, 'starting');
+    const deferred = await connectHelper({ start: true, defer: true, env });
+    assert.equal(!deferred.ok && deferred.code, 'deferred');
+    assert.equal((await probeHelper({ env })).running, false);
     const after = await connectHelper({ start: true, env });
     assert.ok(after.ok, after.ok ? '' : after.reason);
     after.client.close();

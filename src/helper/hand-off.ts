@@ -1,0 +1,98 @@
+// A turn's record handed to the helper its run starts as it ends, so that the run
+// need not wait for that start: the record goes on the new helper's stdin, and a
+// marker in the runtime dir says a helper is on its way with it. Until the helper
+// has delivered it (and removed the marker) a run or a look at the cache waits for
+// that helper, so the next turn finds the record, however soon it comes.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Limits } from '../cache/limits.js';
+import { HelperClient, isSameVersion, type TurnRecord } from './client.js';
+import { limitsBelow } from './limits-below.js';
+import type { RuntimePaths } from './paths.js';
+
+/** What a run hands to the helper it starts: the limits its settings ask for, and the record of its turn. */
+export interface HandOff {
+  /** The marker to remove once the record is delivered (a file name in the runtime dir). */
+  marker: string;
+  limits: Partial<Limits>;
+  record: TurnRecord;
+}
+
+const MARKER_PREFIX = 'hand-off.';
+/**
+ * A marker older than this is left over (its helper died before delivering) and
+ * waited for no more: by then any helper has started or given up.
+ */
+export const HAND_OFF_STALE_MS = 2_000;
+
+/** Creates a marker, before the helper is started, so no run can miss the record on its way. */
+export function createMarker(paths: RuntimePaths): string {
+  const name = `${MARKER_PREFIX}${randomUUID()}`;
+  fs.writeFileSync(path.join(paths.dir, name), '', { flag: 'wx', mode: 0o600 });
+  return name;
+}
+
+export function removeMarker(paths: RuntimePaths, marker: string): void {
+  // Only a marker's own name: the payload comes from a pipe, not from a person, yet a path must not escape the dir.
+  if (!marker.startsWith(MARKER_PREFIX) || marker.includes('/')) return;
+  fs.rmSync(path.join(paths.dir, marker), { force: true });
+}
+
+/** Whether a helper is on its way with a handed record: a marker younger than HAND_OFF_STALE_MS. Removes older ones. */
+export function handOffPending(paths: RuntimePaths): boolean {
+  let names: string[];
+  try {
+    names = fs.readdirSync(paths.dir);
+  } catch {
+    return false;
+  }
+  let pending = false;
+  for (const name of names) {
+    if (!name.startsWith(MARKER_PREFIX)) continue;
+    const file = path.join(paths.dir, name);
+    try {
+      if (Date.now() - fs.statSync(file).mtimeMs < HAND_OFF_STALE_MS) pending = true;
+      else fs.rmSync(file, { force: true });
+    } catch {
+      // Removed meanwhile: delivered.
+    }
+  }
+  return pending;
+}
+
+/** Reads a hand-off from the text a run wrote to the helper's stdin; undefined for anything else. */
+export function parseHandOff(text: string): HandOff | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { marker, limits, record } = value as Partial<HandOff>;
+  if (typeof marker !== 'string' || typeof limits !== 'object' || limits === null || typeof record !== 'object' || record === null)
+    return undefined;
+  // The record itself is checked by the helper as any request is.
+  return { marker, limits, record };
+}
+
+/**
+ * What a helper started with a hand-off does once a helper answers (itself, or one
+ * that won the start): lowers the limits as the run would have, then records.
+ * Throws what went wrong; the run that handed it is gone, so nobody hears it.
+ */
+export async function deliverHandOff(handOff: HandOff, paths: RuntimePaths): Promise<void> {
+  const client = await HelperClient.connect(paths.socket);
+  try {
+    const hello = await client.hello();
+    // Another version won the start: our record is not in its words.
+    if (!isSameVersion(hello)) throw new Error(`the helper answering is version ${hello.version}, protocol ${hello.protocol}`);
+    const asked = limitsBelow(handOff.limits, hello.limits);
+    if (asked.ttlMs !== undefined || asked.maxEntries !== undefined) await client.lowerLimits(asked);
+    const reply = await client.recordTurn(handOff.record);
+    if (!reply.recorded) throw new Error(reply.message);
+  } finally {
+    client.close();
+  }
+}
