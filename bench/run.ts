@@ -3,12 +3,15 @@
 // snapshot of the built program, prints one table and writes
 // bench/results/latest.json. Benchmarks, not tests: nothing here fails a build.
 //
-//   node --import tsx bench/run.ts [--only 1,3] [--quick]
+//   node --import tsx bench/run.ts [--only 1,3] [--quick] [--build DIR]
 //
 // --quick runs fewer repetitions (a smoke test of the harness, not figures to quote).
+// --build measures the built program of another checkout (a baseline, built there with
+// npm run build) with these benchmarks; in-process figures (benchmark 4's parse, hash,
+// decide) are always this checkout's code. Its results go to bench/results/build.json.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { addedTimeBench } from './added-time.js';
 import { bundleBench } from './bundle.js';
 import { firstTurnBench } from './first-turn.js';
@@ -38,26 +41,29 @@ const BENCHES: Array<[string, (snapshot: Snapshot, options: BenchOptions) => Pro
   ['8', firstTurnBench],
 ];
 
-function parseArgs(argv: string[]): { only: Set<string> | null; quick: boolean } {
+function parseArgs(argv: string[]): { only: Set<string> | null; quick: boolean; build: string | null } {
   let only: Set<string> | null = null;
   let quick = false;
+  let build: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--quick') quick = true;
     else if (arg === '--only') only = new Set((argv[++i] ?? '').split(','));
     else if (arg.startsWith('--only=')) only = new Set(arg.slice('--only='.length).split(','));
-    else throw new Error(`unknown argument ${arg}; use --only 0,1,2,3,4,5,6,7,8 and/or --quick`);
+    else if (arg === '--build') build = resolve(argv[++i] ?? '');
+    else throw new Error(`unknown argument ${arg}; use --only 0,1,2,3,4,5,6,7,8, --quick and/or --build DIR`);
   }
-  return { only, quick };
+  return { only, quick, build };
 }
 
 async function main(): Promise<number> {
-  const { only, quick } = parseArgs(process.argv.slice(2));
+  const { only, quick, build } = parseArgs(process.argv.slice(2));
   const started = performance.now();
   // Timing figures are only as good as the machine is quiet: say how busy it was.
   const loadBefore = loadavg()[0]!;
   if (loadBefore > 1.5) process.stderr.write(`bench: the machine is busy (load average ${loadBefore.toFixed(1)}); timings will be noisy\n`);
-  const snapshot = await makeSnapshot();
+  const snapshot = await makeSnapshot(build ?? undefined);
+  if (build) process.stderr.write(`bench: measuring the build of ${build}\n`);
   const outcomes: BenchOutcome[] = [];
   let failed = false;
   try {
@@ -95,10 +101,11 @@ async function main(): Promise<number> {
   };
   const results = join(ROOT, 'bench', 'results');
   mkdirSync(results, { recursive: true });
-  const file = join(results, 'latest.json');
+  const file = join(results, build ? 'build.json' : 'latest.json');
   const doc = {
     time: new Date().toISOString(),
     quick,
+    build: build ?? ROOT,
     machine,
     durationS: Math.round((performance.now() - started) / 100) / 10,
     table,

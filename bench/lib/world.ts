@@ -29,14 +29,17 @@ const REQUIRED = ['bin/cursor-resume.js', 'dist/stand-in/cursor-agent.js'];
 /** Where the helper program is, newest layout first (so the benchmarks also run against older builds). */
 const HELPER_PROGRAMS = ['dist/helper/helper-server.js', 'dist/helper-server.js'];
 
-/** Copies bin/ and dist/ to a temp dir, retrying while a concurrent build rewrites dist/. */
-export async function makeSnapshot(): Promise<Snapshot> {
+/**
+ * Copies bin/ and dist/ of `checkout` (this checkout, or another built one: a baseline
+ * measured by the same benchmarks) to a temp dir, retrying while a concurrent build rewrites dist/.
+ */
+export async function makeSnapshot(checkout: string = ROOT): Promise<Snapshot> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'crb-')));
   for (let tries = 1; ; tries++) {
     try {
       rmSync(join(dir, 'dist'), { recursive: true, force: true });
-      cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
-      cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+      cpSync(join(checkout, 'bin'), join(dir, 'bin'), { recursive: true });
+      cpSync(join(checkout, 'dist'), join(dir, 'dist'), { recursive: true });
       const missing = REQUIRED.filter((f) => !existsSync(join(dir, f)));
       if (!HELPER_PROGRAMS.some((f) => existsSync(join(dir, f)))) missing.push(HELPER_PROGRAMS[0]!);
       if (missing.length === 0) break;
