@@ -11,15 +11,18 @@ import { HelperClient, isSameVersion, type TurnRecord } from './client.js';
 import { limitsBelow } from './limits-below.js';
 import type { RuntimePaths } from './paths.js';
 
-/** What a run hands to the helper it starts: the limits its settings ask for, and the record of its turn. */
+/** What a run hands to the helper it starts on its stdin: the limits its settings ask for, and the record of its turn. */
 export interface HandOff {
-  /** The marker to remove once the record is delivered (a file name in the runtime dir). */
-  marker: string;
   limits: Partial<Limits>;
   record: TurnRecord;
 }
 
 const MARKER_PREFIX = 'hand-off.';
+/**
+ * The helper's environment variable naming its marker. Not in the stdin payload: a run
+ * killed while writing a long record leaves half a text, and the marker must go all the same.
+ */
+export const HAND_OFF_MARKER_ENV = 'CURSOR_RESUME_HAND_OFF';
 /**
  * A marker older than this is left over (its helper died before delivering) and
  * waited for no more: by then any helper has started or given up.
@@ -34,12 +37,16 @@ export function createMarker(paths: RuntimePaths): string {
 }
 
 export function removeMarker(paths: RuntimePaths, marker: string): void {
-  // Only a marker's own name: the payload comes from a pipe, not from a person, yet a path must not escape the dir.
+  // Only a marker's own name: it comes from the environment the run gave the helper, yet a path must not escape the dir.
   if (!marker.startsWith(MARKER_PREFIX) || marker.includes('/')) return;
   fs.rmSync(path.join(paths.dir, marker), { force: true });
 }
 
-/** Whether a helper is on its way with a handed record: a marker younger than HAND_OFF_STALE_MS. Removes older ones. */
+/**
+ * Whether a helper is on its way with a handed record: a marker younger than
+ * HAND_OFF_STALE_MS. Removes older ones, and ones dated in the future (the clock went
+ * back), which would otherwise hold every run for HAND_OFF_STALE_MS until the clock caught up.
+ */
 export function handOffPending(paths: RuntimePaths): boolean {
   let names: string[];
   try {
@@ -52,7 +59,8 @@ export function handOffPending(paths: RuntimePaths): boolean {
     if (!name.startsWith(MARKER_PREFIX)) continue;
     const file = path.join(paths.dir, name);
     try {
-      if (Date.now() - fs.statSync(file).mtimeMs < HAND_OFF_STALE_MS) pending = true;
+      const age = Date.now() - fs.statSync(file).mtimeMs;
+      if (age >= 0 && age < HAND_OFF_STALE_MS) pending = true;
       else fs.rmSync(file, { force: true });
     } catch {
       // Removed meanwhile: delivered.
@@ -70,11 +78,10 @@ export function parseHandOff(text: string): HandOff | undefined {
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
-  const { marker, limits, record } = value as Partial<HandOff>;
-  if (typeof marker !== 'string' || typeof limits !== 'object' || limits === null || typeof record !== 'object' || record === null)
-    return undefined;
+  const { limits, record } = value as Partial<HandOff>;
+  if (typeof limits !== 'object' || limits === null || typeof record !== 'object' || record === null) return undefined;
   // The record itself is checked by the helper as any request is.
-  return { marker, limits, record };
+  return { limits, record };
 }
 
 /**

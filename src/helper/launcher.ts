@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient, HelperError, isSameVersion } from './client.js';
 import type { ClientOptions, TurnRecord } from './client.js';
-import { createMarker, handOffPending, removeMarker, type HandOff } from './hand-off.js';
+import { createMarker, HAND_OFF_MARKER_ENV, handOffPending, removeMarker, type HandOff } from './hand-off.js';
 import { limitsBelow } from './limits-below.js';
 import { checkRuntimeDir, ensureRuntimeDir, runtimePaths, socketRefusal } from './paths.js';
 import type { RuntimePaths } from './paths.js';
@@ -228,13 +228,17 @@ export function handOffRecord(record: TurnRecord, options: { env?: NodeJS.Proces
   } catch (error) {
     return { ok: false, reason: (error as Error).message };
   }
-  const handOff: HandOff = { marker, limits: envLimits(env), record };
+  const handOff: HandOff = { limits: envLimits(env), record };
   try {
     const command = helperCommand(scriptPath, env, paths);
-    const child = spawn(command.file, command.args, { ...command.options, stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn(command.file, command.args, {
+      ...command.options,
+      env: { ...command.options.env, [HAND_OFF_MARKER_ENV]: marker },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
     child.once('error', () => removeMarker(paths, marker));
     child.stdin!.on('error', () => {
-      // A helper that exited before reading: it removes no marker, which goes stale by itself.
+      // A helper that exited before reading: its marker goes stale by itself.
     });
     // Up to the buffer of Node's socket pair (some 200 KB) this is written at once; a longer record keeps the run until the helper reads it.
     child.stdin!.end(JSON.stringify(handOff));

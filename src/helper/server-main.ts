@@ -6,7 +6,7 @@
 // socket and, for a moment, the start lock.
 import fs from 'node:fs';
 import { tuneHelperHeap } from './heap.js';
-import { deliverHandOff, parseHandOff, removeMarker, type HandOff } from './hand-off.js';
+import { deliverHandOff, HAND_OFF_MARKER_ENV, parseHandOff, removeMarker, type HandOff } from './hand-off.js';
 import { runtimePaths, type RuntimePaths } from './paths.js';
 import { connectionIdleFromEnv, settingsFromEnv, startHelperServer } from './server.js';
 import type { HelperServer } from './server.js';
@@ -59,6 +59,7 @@ function readHandOff(): Promise<HandOff | undefined> {
 
 // No top-level await: the bundle is CommonJS, which starts faster (see scripts/build.mjs).
 void (async () => {
+  const marker = process.env[HAND_OFF_MARKER_ENV];
   const handed = readHandOff();
   let paths: RuntimePaths | undefined;
   try {
@@ -72,15 +73,14 @@ void (async () => {
     });
     if (result.started) server = result.server;
     const handOff = await handed;
-    if (handOff) {
-      // A record that cannot land is lost, and the next turn of that conversation runs fresh: nothing wrong is cached.
-      await deliverHandOff(handOff, paths).catch(() => {});
-      removeMarker(paths, handOff.marker);
-    }
+    // A record that cannot land (or never came whole: its run was killed writing it) is lost, and the
+    // next turn of that conversation runs fresh: nothing wrong is cached.
+    if (handOff) await deliverHandOff(handOff, paths).catch(() => {});
+    if (marker !== undefined) removeMarker(paths, marker);
     if (!result.started) process.exit(0);
   } catch (error) {
-    const handOff = await handed;
-    if (handOff && paths) removeMarker(paths, handOff.marker);
+    await handed;
+    if (marker !== undefined && paths) removeMarker(paths, marker);
     // Visible only when run by hand: the launcher ignores our stdio and reports its own reason.
     process.stderr.write(`cursor-resume helper: ${(error as Error).message}\n`);
     process.exit(1);

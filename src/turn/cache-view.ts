@@ -58,7 +58,9 @@ export async function viewCache(
       };
       const handOff = (record: TurnRecord): string => {
         const handed = handOffRecord(record, { env });
-        return handed.ok ? `handed chat ${record.chatId} to a helper starting at ${handed.socket}` : `not recorded: ${handed.reason}`;
+        return handed.ok
+          ? `handed chat ${record.chatId} to a new helper for ${handed.socket} (not waited for)`
+          : `not recorded: ${handed.reason}`;
       };
       return { ...view('not-running', `${connected.reason}; planning on an empty cache`, []), reconnect, handOff };
     }

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
+import { createMarker, HAND_OFF_MARKER_ENV } from '../../src/helper/hand-off.js';
 import { connectHelper, stopHelper } from '../../src/helper/launcher.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
@@ -770,7 +771,7 @@ test('a relative TMPDIR: the run and the helper it starts use one socket, under 
     return r;
   };
   const first = await send('remember: alpha');
-  assert.match(first.stderr, /handed chat \S+ to a helper starting at /);
+  assert.match(first.stderr, /handed chat \S+ to a new helper for \S+ \(not waited for\)/);
   await send('remember: beta');
   assert.equal(c.lastTrace().reason, 'delta', 'the second turn found what the first recorded');
   assert.ok(fs.statSync(path.join(dir, 'helper.sock')).isSocket());
@@ -817,7 +818,9 @@ test("the helper runs detached (its own session, stdout and stderr on /dev/null,
   assert.match(fs.readlinkSync(`/proc/${pid}/fd/0`), /^(pipe|socket):\[\d+\]$/);
   const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
   assert.ok(!environ.join('\n').includes('sk-'), 'no credential in its environment');
+  // Besides its runtime dir and knobs, only the name of the marker it removes once it has delivered (hand-off.ts).
   assert.deepEqual(environ.map((e) => e.slice(0, e.indexOf('='))).sort(), [
+    'CURSOR_RESUME_HAND_OFF',
     'CURSOR_RESUME_IDLE_MS',
     'CURSOR_RESUME_RUNTIME_DIR',
     'MALLOC_MMAP_THRESHOLD_',
@@ -908,7 +911,7 @@ test('a first turn with no helper running starts none while cursor-agent runs, h
   const first = await turn;
   assert.equal(first.code, 0, first.stderr);
   assert.match(first.stderr, /no helper is running \(nothing answers at .*\); planning on an empty cache/);
-  assert.match(first.stderr, /handed chat \S+ to a helper starting at /);
+  assert.match(first.stderr, /handed chat \S+ to a new helper for \S+ \(not waited for\)/);
   assert.equal(c.lastTrace().reason, 'no-entry');
   assert.equal((await c.turn('remember: beta')).code, 0);
   assert.equal(c.lastTrace().reason, 'delta', 'the helper started by the first turn holds it');
@@ -917,6 +920,24 @@ test('a first turn with no helper running starts none while cursor-agent runs, h
     [],
     'the helper removed its marker once it delivered',
   );
+});
+
+test('a hand-off cut short (its run killed while writing the record) records nothing, and the helper still removes its marker', async (t) => {
+  const w = world(t);
+  const paths = runtimePaths(w.env);
+  fs.mkdirSync(w.dir, { recursive: true, mode: 0o700 });
+  const marker = createMarker(paths);
+  const helper = spawn(process.execPath, [SERVER], {
+    env: { CURSOR_RESUME_RUNTIME_DIR: w.dir, [HAND_OFF_MARKER_ENV]: marker },
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  const whole = JSON.stringify({ limits: {}, record: turnOf(digestsOf(3, 'cut'), null) });
+  helper.stdin.end(whole.slice(0, whole.length / 2));
+  // Only the helper removes it here: nothing else looks at the runtime dir meanwhile.
+  await waitFor('the helper to remove its marker', () => !fs.existsSync(path.join(w.dir, marker)), DEADLINE_MS);
+  const client = await connected(w, false);
+  assert.deepEqual(await client.list(), [], 'half a record is no record');
+  client.close();
 });
 
 test('two first turns at once with no helper running: one helper, both records, both next turns resume', async (t) => {

@@ -41,8 +41,17 @@ test('removeMarker removes only a marker of the runtime dir, never another file 
   assert.ok(fs.existsSync(path.join(p.dir, 'helper.lock')));
 });
 
-test('parseHandOff takes a marker, limits and a record, and nothing else', () => {
-  const good = { marker: 'hand-off.1', limits: { ttlMs: 1000 }, record: { chatId: 'c' } };
+test('a marker dated in the future (the clock went back) holds no run: it is stale and removed', () => {
+  const p = paths();
+  const ahead = createMarker(p);
+  const future = new Date(Date.now() + 3_600_000);
+  fs.utimesSync(path.join(p.dir, ahead), future, future);
+  assert.equal(handOffPending(p), false);
+  assert.equal(fs.existsSync(path.join(p.dir, ahead)), false);
+});
+
+test('parseHandOff takes limits and a record, and nothing else', () => {
+  const good = { limits: { ttlMs: 1000 }, record: { chatId: 'c' } };
   assert.deepEqual(parseHandOff(JSON.stringify(good)), good);
   for (const bad of [
     '',
@@ -50,10 +59,10 @@ test('parseHandOff takes a marker, limits and a record, and nothing else', () =>
     'null',
     '[]',
     '"text"',
-    JSON.stringify({ ...good, marker: 7 }),
     JSON.stringify({ ...good, limits: null }),
     JSON.stringify({ ...good, record: 'r' }),
-    JSON.stringify({ marker: 'hand-off.1', limits: {} }),
+    JSON.stringify({ limits: {} }),
+    JSON.stringify(good).slice(0, -3),
   ])
     assert.equal(parseHandOff(bad), undefined, bad);
 });
