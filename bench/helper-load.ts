@@ -320,6 +320,18 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
   const mib = (kb: number): number => round(kb / 1024, 1);
   const ms = (summary: Summary): string => `${round(summary.p50, 2)} / ${round(summary.p99, 2)} ms`;
   const openRate = Math.round((CLIENTS * 2 * 1000) / OPEN_TURN_MS);
+  const closedRows = (branches: string, result: LoadResult) => [
+    {
+      metric: `${CLIENTS} clients, ${branches} branches, closed loop: throughput`,
+      value: `${Math.round(result.throughput)} requests/s; CPU a request: helper ${Math.round(result.helperCpuUsPerRequest)} µs, the clients' process ${Math.round(result.clientsCpuUsPerRequest)} µs`,
+    },
+    {
+      metric: `  closed loop p50 / p99 (${result.requests} lookups + records; mostly queueing)`,
+      value: ms(result.all),
+      goal: 'p99 < 2 ms',
+      met: result.all.p99 < 2,
+    },
+  ];
   const openRows = (summary: Summary) => ({
     metric: `  open loop, ${openRate} requests/s (a turn every ${OPEN_TURN_MS} ms a client): p50 / p99`,
     value: `${ms(summary)} (${summary.n} requests)`,
@@ -330,32 +342,14 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
     id: 'helper-load',
     title: '5. helper under load',
     rows: [
-      {
-        metric: `${CLIENTS} clients, 200-message branches, closed loop: throughput`,
-        value: `${Math.round(typical.throughput)} requests/s; CPU a request: helper ${Math.round(typical.helperCpuUsPerRequest)} µs, the clients' process ${Math.round(typical.clientsCpuUsPerRequest)} µs`,
-      },
-      {
-        metric: `  closed loop p50 / p99 (${typical.requests} lookups + records; mostly queueing)`,
-        value: ms(typical.all),
-        goal: 'p99 < 2 ms',
-        met: typical.all.p99 < 2,
-      },
+      ...closedRows('200-message', typical),
       openRows(typicalOpen),
       { metric: '  helper socket bytes per resumed turn (lookup + record)', value: `${Math.round(typical.socketBytesPerTurn)} B` },
       {
         metric: `${CLIENTS} clients running turns (connect, hello, lookup, lease, 10-50 ms, record)`,
         value: `p50 / p99 ${ms(turnShaped)} a request (${turnShaped.n} requests)`,
       },
-      {
-        metric: `${CLIENTS} clients, 10,000-message branches, closed loop: throughput`,
-        value: `${Math.round(full.throughput)} requests/s; CPU a request: helper ${Math.round(full.helperCpuUsPerRequest)} µs, the clients' process ${Math.round(full.clientsCpuUsPerRequest)} µs`,
-      },
-      {
-        metric: `  closed loop p50 / p99 (${full.requests} lookups + records; mostly queueing)`,
-        value: ms(full.all),
-        goal: 'p99 < 2 ms',
-        met: full.all.p99 < 2,
-      },
+      ...closedRows('10,000-message', full),
       openRows(fullOpen),
       {
         metric: '  helper socket bytes per resumed turn (lookup + record, a two-message delta)',

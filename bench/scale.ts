@@ -89,14 +89,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
       });
       if (!recorded.recorded) throw new Error(`the helper did not record the ${messages}-message branch: ${recorded.message}`);
 
-      const runs: WorkerResult[] = [];
-      for (let r = 0; r < reps; r++) {
-        const result = expectOk(
-          'scale worker',
-          await runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/scale-worker.ts'), file, knownFile], { cwd: ROOT }),
-        );
-        runs.push(JSON.parse(result.stdout) as WorkerResult);
-      }
+      const runs = await workerRuns(file, knownFile, reps);
       if (runs.some((r) => r.decision !== 'resume-delta')) notes.push(`${messages} messages: in-process decision was ${runs[0]!.decision}`);
 
       const rssFile = join(sandbox.dir, `rss-${messages}.txt`);
@@ -177,6 +170,19 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
 
 type LayoutResult = Pick<SizeResult, 'messages' | 'bytes' | 'parseMs' | 'analyzeMs' | 'decideMs' | 'totalMs'>;
 
+/** The in-process measurement of one transcript against its branch's digests, `reps` times, each in a fresh process. */
+async function workerRuns(file: string, knownFile: string, reps: number): Promise<WorkerResult[]> {
+  const runs: WorkerResult[] = [];
+  for (let r = 0; r < reps; r++) {
+    const result = expectOk(
+      'scale worker',
+      await runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/scale-worker.ts'), file, knownFile], { cwd: ROOT }),
+    );
+    runs.push(JSON.parse(result.stdout) as WorkerResult);
+  }
+  return runs;
+}
+
 /** Each size as the OpenCode plugin's flattened prompt, in the same worker (its branch knows all but the last message). */
 async function layoutSizes(sandbox: Sandbox, reps: number, notes: string[]): Promise<LayoutResult[]> {
   const results: LayoutResult[] = [];
@@ -186,14 +192,7 @@ async function layoutSizes(sandbox: Sandbox, reps: number, notes: string[]): Pro
     writeFileSync(file, text);
     const knownFile = join(sandbox.dir, `layout-known-${messages}.txt`);
     writeFileSync(knownFile, messageDigests(parseTranscript(text)).slice(0, -1).join(''));
-    const runs: WorkerResult[] = [];
-    for (let r = 0; r < reps; r++) {
-      const result = expectOk(
-        'scale worker',
-        await runProcess(process.execPath, ['--import', 'tsx', join(ROOT, 'bench/scale-worker.ts'), file, knownFile], { cwd: ROOT }),
-      );
-      runs.push(JSON.parse(result.stdout) as WorkerResult);
-    }
+    const runs = await workerRuns(file, knownFile, reps);
     if (runs.some((r) => r.decision !== 'resume-delta'))
       notes.push(`${messages} messages in the plugin layout: in-process decision was ${runs[0]!.decision}`);
     results.push({
