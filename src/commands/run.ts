@@ -82,17 +82,12 @@ class LazyClient {
   constructor(
     private client: HelperClient | null,
     private readonly reconnect: (() => Promise<HelperClient | null>) | null,
-    private readonly handOff: ((record: TurnRecord) => string) | null,
+    private readonly handOffTo: ((record: TurnRecord) => string) | null,
   ) {}
 
-  /** Whether the record is handed to a starting helper: none ran at the lookup, and none was needed since. */
-  get handsOff(): boolean {
-    return this.client === null && this.#connecting === null && this.handOff !== null;
-  }
-
-  /** Hands the record over; says what became of it. */
-  handOver(record: TurnRecord): string {
-    return this.handOff ? this.handOff(record) : 'not recorded: no helper to hand the record to';
+  /** How to hand the record to a helper started for it (saying what became of it): none ran at the lookup, and none was needed since. */
+  get handOff(): ((record: TurnRecord) => string) | null {
+    return this.client === null && this.#connecting === null ? this.handOffTo : null;
   }
 
   /** The client the lookup used (and leases go through), if there was one. */
@@ -188,8 +183,9 @@ async function runTurn(turn: Turn): Promise<number> {
   if (end.error !== null) process.stderr.write(`cursor-resume: ${end.error}\n`);
   if (end.say !== null) say(end.say);
   const change = end.update;
-  if (change?.kind === 'record' && turn.helper.handsOff) {
-    if (plan.anchor !== null) say(turn.helper.handOver(recordOf({ ...plan, anchor: plan.anchor }, analysis, change, turn)));
+  const handOff = turn.helper.handOff;
+  if (change?.kind === 'record' && handOff) {
+    if (plan.anchor !== null) say(handOff(recordOf({ ...plan, anchor: plan.anchor }, analysis, change, turn)));
   } else if (change) await helper(change.kind, (c) => update(c, plan, analysis, change, turn, say));
   else if (placed !== null && plan.anchor !== null) {
     // The turn did not end in a record: a chat whose history is unknown has no place in the cache.
