@@ -36,14 +36,17 @@ export interface Analysis {
   toolsFingerprint: string;
   /** The whole conversation as one prompt: rendered when first asked for, as only a turn that sends it needs it. */
   fullPrompt: () => string;
-  /** Its size in UTF-8 bytes, counted without rendering it. */
-  fullPromptBytes: number;
+  /** Its size in UTF-8 bytes: counted without rendering it, or taken from it once rendered. */
+  fullPromptBytes: () => number;
 }
 
-/** renderFull once, on first call. */
-function lazyFull(conversation: Conversation): () => string {
+/** renderFull once, on first call; its size without a second walk over the conversation. */
+function lazyFull(conversation: Conversation): Pick<Analysis, 'fullPrompt' | 'fullPromptBytes'> {
   let rendered: string | undefined;
-  return () => (rendered ??= renderFull(conversation));
+  return {
+    fullPrompt: () => (rendered ??= renderFull(conversation)),
+    fullPromptBytes: () => (rendered === undefined ? fullPromptBytes(conversation) : Buffer.byteLength(rendered)),
+  };
 }
 
 /** Everything about the transcript itself, computed once per run. */
@@ -66,8 +69,7 @@ export function analyze(
         ? null
         : anchorOf({ workspace: context.workspace, model: context.model, sessionId: conversation.sessionId, opener: digests[opener]! }),
     toolsFingerprint: conversation.layout ? toolsBlockFingerprint(toolsBlock(conversation)) : toolsFingerprint(conversation.tools),
-    fullPrompt: lazyFull(conversation),
-    fullPromptBytes: fullPromptBytes(conversation),
+    ...lazyFull(conversation),
   };
 }
 

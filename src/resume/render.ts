@@ -35,14 +35,17 @@ const fileNote = (p: Extract<Part, { type: 'file' }>): string =>
 
 /** The visible content of a user or system message. */
 export function messageText(message: Message): string {
-  return message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : p.type === 'file' ? [fileNote(p)] : [])).join('\n');
+  const pieces: string[] = [];
+  writeTexts(message.parts, true, (piece) => pieces.push(piece));
+  return pieces.join('');
 }
 
 export const toolCallLine = (p: Extract<Part, { type: 'tool-call' }>): string =>
   `tool_call(id: ${p.id}, name: ${p.name}, args: ${argsText(p.input)})`;
 
-export const toolResultBlock = (p: Extract<Part, { type: 'tool-result' }>): string =>
-  `TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n${outputText(p.output)}`;
+const toolResultHead = (p: Extract<Part, { type: 'tool-result' }>): string => `TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n`;
+
+export const toolResultBlock = (p: Extract<Part, { type: 'tool-result' }>): string => `${toolResultHead(p)}${outputText(p.output)}`;
 
 /** Where the full prompt goes, piece by piece: a string being built, or a byte count. */
 type Write = (piece: string) => void;
@@ -52,7 +55,7 @@ function writeToolsBlock(tools: ReadonlyArray<Tool>, write: Write): void {
   for (const t of tools) write(`\n- ${t.name}: ${t.description}\n  Parameters: ${JSON.stringify(t.parameters ?? {})}`);
 }
 
-/** A message's texts (and, with `files`, its file notes), one per line: messageText(), written. Plain loops: this runs for every message. */
+/** A message's texts (and, with `files`, its file notes), one per line. Plain loops: this runs for every message. */
 function writeTexts(parts: ReadonlyArray<Part>, files: boolean, write: Write): void {
   let first = true;
   for (const p of parts) {
@@ -105,7 +108,7 @@ function writeFull(conversation: Conversation, write: Write): void {
       case 'tool':
         for (const p of message.parts) {
           if (p.type !== 'tool-result') continue;
-          block(`TOOL_RESULT (name: ${p.name}, call_id: ${p.id}):\n`);
+          block(toolResultHead(p));
           write(outputText(p.output));
         }
         break;

@@ -96,7 +96,7 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     callerFormat,
     stdin,
     promptBytes: bytes,
-    fullPromptBytes: conversation.raw ? conversation.raw.length : analysis.fullPromptBytes,
+    fullPromptBytes: conversation.raw ? conversation.raw.length : analysis.fullPromptBytes(),
   };
 }
 

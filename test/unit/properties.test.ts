@@ -527,7 +527,7 @@ describe('the parser never throws anything but its own clear error', () => {
       throw error;
     }
     const analysis = analyze(conversation, { workspace: '/w', model: conversation.model ?? '', sideCallPatterns: PATTERNS });
-    assert.equal(analysis.fullPromptBytes, Buffer.byteLength(renderFull(conversation)), 'the full prompt is counted exactly');
+    assert.equal(analysis.fullPromptBytes(), Buffer.byteLength(renderFull(conversation)), 'the full prompt is counted exactly');
     for (let k = 0; k <= conversation.messages.length; k++) renderDelta(conversation.messages, k);
     const known = knowing(analysis.digests.slice(0, Math.max(0, analysis.digests.length - 1)));
     decide({
