@@ -17,6 +17,7 @@ import type { HelloReply } from './protocol.js';
 import type { Branch } from '../cache/types.js';
 import { envLimits } from '../cache/limits.js';
 import { VERSION } from '../version.js';
+import { monotonicMs } from '../monotonic.js';
 
 export const DEFAULT_START_TIMEOUT_MS = 2000;
 /** How long a helper asked to shut down gets to let go of its socket. */
@@ -129,7 +130,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   }
 
   // A helper starting with a turn's record: that record is the next turn's history.
-  if (handOffPending(paths)) await handOffsDelivered(paths, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+  await handOffsDelivered(paths, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
   let replaced = false;
   const first = await attempt(paths, options);
   if (first.kind === 'ok') return ready(first, paths, options, { started: false, replaced });
@@ -166,7 +167,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
     return { ok: false, code: 'start-failed', reason: `cannot start the helper: ${(error as Error).message}`, paths };
   }
 
-  const deadline = performance.now() + (options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+  const deadline = monotonicMs() + (options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
   let last: Attempt = first;
   for (;;) {
     await sleep(START_POLL_MS);
@@ -197,7 +198,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
         paths,
       };
     }
-    if (performance.now() > deadline) break;
+    if (monotonicMs() > deadline) break;
   }
   const why = last.kind === 'error' ? `: ${last.error.message}` : '';
   return {
@@ -252,8 +253,8 @@ export function handOffRecord(record: TurnRecord, options: { env?: NodeJS.Proces
 
 /** Waits until no helper is on its way with a handed record, or for `timeoutMs`. */
 async function handOffsDelivered(paths: RuntimePaths, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (handOffPending(paths) && performance.now() < deadline) await sleep(HAND_OFF_POLL_MS);
+  const deadline = monotonicMs() + timeoutMs;
+  while (handOffPending(paths) && monotonicMs() < deadline) await sleep(HAND_OFF_POLL_MS);
 }
 
 export type ProbeResult =
@@ -271,7 +272,7 @@ export async function probeHelper(options: { env?: NodeJS.ProcessEnv } & ClientO
     return { running: false, error: (error as Error).message };
   }
   // A helper on its way with a record is running, for `helper stop` and `inspect` alike.
-  if (handOffPending(paths)) await handOffsDelivered(paths, DEFAULT_START_TIMEOUT_MS);
+  await handOffsDelivered(paths, DEFAULT_START_TIMEOUT_MS);
   const found = await attempt(paths, options);
   if (found.kind === 'absent') return { running: false, paths };
   if (found.kind === 'error') return { running: false, error: found.error.message, paths };
@@ -407,8 +408,8 @@ async function stopAndWait(client: HelperClient, paths: RuntimePaths, options: C
   } finally {
     client.close();
   }
-  const deadline = performance.now() + STOP_TIMEOUT_MS;
-  for (let delay = 5; performance.now() < deadline; delay = Math.min(delay * 2, 50)) {
+  const deadline = monotonicMs() + STOP_TIMEOUT_MS;
+  for (let delay = 5; monotonicMs() < deadline; delay = Math.min(delay * 2, 50)) {
     const found = await attempt(paths, options);
     if (found.kind === 'absent') return true;
     if (found.kind !== 'error') {
