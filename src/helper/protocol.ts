@@ -226,6 +226,7 @@ function onlyKeys(v: Fields, keys: ReadonlySet<string>): boolean {
 }
 
 const keys = (...names: string[]): ReadonlySet<string> => new Set(names);
+const HELLO_KEYS = keys('id', 'op', 'protocol', 'version');
 const ANCHOR_KEYS = keys('id', 'op', 'anchor');
 const PREFIXES_KEYS = keys('id', 'op', 'anchor', 'chatId', 'version', 'at');
 const LEASE_KEYS = keys('id', 'op', 'anchor', 'chatId', 'version');
@@ -276,12 +277,15 @@ function isRecord(r: unknown): boolean {
   );
 }
 
-/** `value` as a request when it is a well-formed lookup, peek, prefixes, lease, release, append or record; else undefined. */
+/** `value` as a request when it is a well-formed hello, lookup, peek, prefixes, lease, release, append or record; else undefined. */
 export function hotRequest(value: unknown): Request | undefined {
   if (!isObject(value) || !isCount(value.id)) return undefined;
   const v = value;
   let valid: boolean;
   switch (v.op) {
+    case 'hello':
+      valid = onlyKeys(v, HELLO_KEYS) && Number.isSafeInteger(v.protocol) && typeof v.version === 'string' && v.version.length <= 64;
+      break;
     case 'lookup':
     case 'peek':
       valid = onlyKeys(v, ANCHOR_KEYS) && isAnchor(v.anchor);

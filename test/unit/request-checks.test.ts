@@ -40,8 +40,11 @@ const record = fc
   })
   .map(defined);
 
+const HOT_OPS = ['hello', 'lookup', 'peek', 'prefixes', 'lease', 'release', 'append', 'record'];
+
 /** A valid request of every op hotRequest takes. */
 const validRequest: fc.Arbitrary<Record<string, unknown>> = fc.oneof(
+  fc.record({ id: count, op: fc.constant('hello'), protocol: fc.integer({ min: -5, max: 5 }), version: fc.string({ maxLength: 64 }) }),
   fc.record({ id: count, op: fc.constantFrom('lookup', 'peek'), anchor }),
   fc.record({
     id: count,
@@ -65,7 +68,8 @@ const EDGES: Record<string, unknown[]> = {
   op: ['lookup', 'record', 'hello', 'LOOKUP', 1],
   anchor: ['a'.repeat(31), 'a'.repeat(33), 'A'.repeat(32), 'g'.repeat(32), prefix],
   chatId: ['', '-a', '_a', 'a'.repeat(128), 'a'.repeat(129), 'a b', 'a\n'],
-  version: [-1, 0, 1, 1.5, 2 ** 53, '1'],
+  version: [-1, 0, 1, 1.5, 2 ** 53, '1', '', 'v'.repeat(64), 'v'.repeat(65)],
+  protocol: [-1, 0, 3, 1.5, 2 ** 53, -(2 ** 53), '3', null],
   at: [[], [0], [-1], [1.5], ['1'], Array.from({ length: MAX_PROBES }, () => 1), Array.from({ length: MAX_PROBES + 1 }, () => 1)],
   digests: ['', 'a'.repeat(31), 'a'.repeat(32), 'A'.repeat(32), 'a'.repeat(48), '0'.repeat(longest), '0'.repeat(longest + 32)],
   added: ['', 'a'.repeat(31), 'A'.repeat(32), 'a'.repeat(48), '0'.repeat(longest), '0'.repeat(longest + 32)],
@@ -83,10 +87,16 @@ const EDGES: Record<string, unknown[]> = {
   record: [null, {}, []],
 };
 
-/** Where a key lives: the record's own fields in the record, its base's in the base; any other key anywhere. */
-const IN_RECORD = new Set(['toolsFingerprint', 'workspace', 'model', 'base', 'staged', 'added', 'savedBytes', 'storeSeen']);
-const IN_BASE = new Set(['prefix', 'count']);
-const anywhere = fc.constantFrom('top' as const, 'record' as const, 'base' as const);
+/** Where a key lives (the record's own fields in the record, its base's in the base, a request's at the top); any other key anywhere. */
+const PLACES: Record<string, Array<'top' | 'record' | 'base'>> = {
+  ...Object.fromEntries(['id', 'op', 'protocol', 'at', 'digests', 'record'].map((k) => [k, ['top']])),
+  ...Object.fromEntries(
+    ['toolsFingerprint', 'workspace', 'model', 'base', 'staged', 'added', 'savedBytes', 'storeSeen'].map((k) => [k, ['record']]),
+  ),
+  ...Object.fromEntries(['prefix', 'count'].map((k) => [k, ['base']])),
+  ...Object.fromEntries(['anchor', 'chatId', 'outcome', 'state'].map((k) => [k, ['top', 'record']])),
+  version: ['top', 'base'],
+};
 
 type Mutation = { where: 'top' | 'record' | 'base'; key: string; drop: boolean; value: unknown };
 
@@ -99,7 +109,7 @@ const mutation: fc.Arbitrary<Mutation> = fc
   )
   .chain((key) =>
     fc.record({
-      where: IN_RECORD.has(key) ? fc.constant('record' as const) : IN_BASE.has(key) ? fc.constant('base' as const) : anywhere,
+      where: fc.constantFrom(...(Object.hasOwn(PLACES, key) ? PLACES[key]! : (['top', 'record', 'base'] as const))),
       key: fc.constant(key),
       drop: fc.boolean(),
       value: fc.oneof(
@@ -139,6 +149,21 @@ describe('hand-checked requests get exactly the schemas verdict', () => {
     );
   });
 
+  test('every edge of every rule, one field at a time, on requests of every op', () => {
+    const requests = fc.sample(validRequest, { numRuns: 40, seed: 7 });
+    assert.deepEqual(new Set(requests.map((r) => r.op)), new Set(HOT_OPS), 'every op among the requests');
+    for (const request of requests) {
+      for (const [key, values] of Object.entries(EDGES)) {
+        for (const where of Object.hasOwn(PLACES, key) ? PLACES[key]! : (['top'] as const)) {
+          for (const change of [{ where, key, drop: true, value: null }, ...values.map((value) => ({ where, key, drop: false, value }))]) {
+            const line = bent(request, change);
+            assert.deepStrictEqual(parseRequest(line), checkRequest(JSON.parse(line)), line.slice(0, 300));
+          }
+        }
+      }
+    }
+  });
+
   test('a request bent at any field is accepted or refused as the schemas decide, with their message', () => {
     fc.assert(
       fc.property(validRequest, fc.array(mutation, { minLength: 1, maxLength: 3 }), (request, changes) => {
@@ -163,7 +188,7 @@ describe('hand-checked requests get exactly the schemas verdict', () => {
       }),
       { numRuns: 3000, seed: 12 },
     );
-    for (const op of ['lookup', 'peek', 'prefixes', 'lease', 'release', 'append', 'record']) {
+    for (const op of HOT_OPS) {
       assert.ok(seen.has(`${op} accepted`) && seen.has(`${op} refused`), `${op}: ${[...seen].join(', ')}`);
     }
   });
