@@ -12,6 +12,8 @@
 // saturated). Then the helper's memory with its cache full of 64 branches of 10,000
 // messages, after filling and after the load on them.
 import { readFileSync } from 'node:fs';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { HelperClient } from '../src/helper/client.js';
@@ -99,6 +101,17 @@ function procCpuMs(pid: number): number {
   }
 }
 
+/**
+ * A full collection of this process's own heap, before a measured loop. The 32 clients
+ * share one heap, and the garbage of the phase before (filling, the last loop) collected
+ * in the middle of a measurement stalled every client at once (a 28 ms mark-compact, 6 to
+ * 12 ms scavenges under load): latency of the load generator, not of the helper.
+ */
+function collectOwnGarbage(): void {
+  v8.setFlagsFromString('--expose-gc');
+  (vm.runInNewContext('gc') as () => void)();
+}
+
 export async function helperLoadBench(snapshot: Snapshot, options: { quick: boolean }): Promise<BenchOutcome> {
   const iterations = options.quick ? 20 : 150;
   const fullIterations = options.quick ? 10 : 100;
@@ -166,6 +179,7 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
 
   /** Closed loop: every client at once, `iterations` turns of its own anchors, each request sent as soon as the last was answered. */
   async function load(iterations: number): Promise<LoadResult> {
+    collectOwnGarbage();
     const cpuBefore = procCpuMs(pid);
     const clientsBefore = process.cpuUsage();
     const ioBefore = procIoBytes(pid);
@@ -208,32 +222,43 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
 
   /**
    * Open loop: each client starts a turn every OPEN_TURN_MS on average (exponential
-   * gaps, seeded), whether or not the helper kept up. A lookup's latency counts from
-   * when its turn was due, so a helper falling behind shows in it rather than slowing
-   * the load down.
+   * gaps, seeded), whether or not the helper kept up. A lookup sent late because this
+   * client's previous turn was still waiting on the helper counts from when it was due,
+   * so a helper falling behind shows in it rather than slowing the load down. Otherwise
+   * it counts from when it was sent: Node's timers wake up to a millisecond early or late,
+   * and later still when this process is busy with its other clients, and none of that is
+   * the helper's. `fromDue` is every lookup counted from its due time, as this benchmark
+   * counted before.
    */
-  async function openLoad(turnsPerClient: number): Promise<Summary> {
+  async function openLoad(turnsPerClient: number): Promise<{ latency: Summary; fromDue: Summary }> {
+    collectOwnGarbage();
     const random = rng(7);
     const latencies: number[] = [];
+    const fromDue: number[] = [];
     const started = performance.now();
     await Promise.all(
       clients.map(async (client, c) => {
         let due = started;
+        let free = started;
         for (let i = 0; i < turnsPerClient; i++) {
           due += -Math.log(1 - random()) * OPEN_TURN_MS;
           const wait = due - performance.now();
           if (wait > 0) await sleep(wait);
+          const held = free > due;
           const timed: Timed = async (op, call) => {
-            const from = op === 'lookup' ? due : performance.now();
+            const sent = performance.now();
             const result = await call();
-            latencies.push(performance.now() - from);
+            const done = performance.now();
+            latencies.push(done - (op === 'lookup' && held ? due : sent));
+            fromDue.push(done - (op === 'lookup' ? due : sent));
             return result;
           };
           await turn(client, c + CLIENTS * (i % (ENTRIES / CLIENTS)), timed);
+          free = performance.now();
         }
       }),
     );
-    return summarize(latencies);
+    return { latency: summarize(latencies), fromDue: summarize(fromDue) };
   }
 
   /**
@@ -272,10 +297,10 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
   }
 
   let typical: LoadResult;
-  let typicalOpen: Summary;
+  let typicalOpen: { latency: Summary; fromDue: Summary };
   let turnShaped: Summary;
   let full: LoadResult;
-  let fullOpen: Summary;
+  let fullOpen: { latency: Summary; fromDue: Summary };
   let memory: Memory & { entries: number };
   let rightAfterLoad: Memory;
   let afterLoad: Memory;
@@ -332,11 +357,11 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
       met: result.all.p99 < 2,
     },
   ];
-  const openRows = (summary: Summary) => ({
+  const openRows = ({ latency, fromDue }: { latency: Summary; fromDue: Summary }) => ({
     metric: `  open loop, ${openRate} requests/s (a turn every ${OPEN_TURN_MS} ms a client): p50 / p99`,
-    value: `${ms(summary)} (${summary.n} requests)`,
+    value: `${ms(latency)} (${latency.n} requests; every lookup counted from its due time: ${ms(fromDue)})`,
     goal: 'p99 < 2 ms',
-    met: summary.p99 < 2,
+    met: latency.p99 < 2,
   });
   return {
     id: 'helper-load',

@@ -394,9 +394,30 @@ export class BranchStore {
     this.#cache.purgeStale();
   }
 
+  /**
+   * A branch as read. Field by field, in the order record() stores them (a reply's bytes follow it):
+   * a rest and a spread made two objects of a slow shape for every branch a request read.
+   */
   #view(key: string, value: Stored, ttlLeftMs = this.#cache.getRemainingTTL(key)): Branch {
-    const { known, ...rest } = value;
-    return { ...rest, knownCount: known.count, prefix: known.prefix, ttlLeftMs, leased: this.#leases.has(key) };
+    return {
+      anchor: value.anchor,
+      chatId: value.chatId,
+      toolsFingerprint: value.toolsFingerprint,
+      workspace: value.workspace,
+      model: value.model,
+      bytesSaved: value.bytesSaved,
+      version: value.version,
+      turns: value.turns,
+      state: value.state,
+      lastOutcome: value.lastOutcome,
+      createdAt: value.createdAt,
+      updatedAt: value.updatedAt,
+      ...(value.storeSeen !== undefined ? { storeSeen: value.storeSeen } : {}),
+      knownCount: value.known.count,
+      prefix: value.known.prefix,
+      ttlLeftMs,
+      leased: this.#leases.has(key),
+    };
   }
 
   #endLease(key: string, holder: string): void {

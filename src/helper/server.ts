@@ -342,10 +342,14 @@ export class HelperServer {
 
   /** Idle connections without a lease are closed; a half-sent request gets a deadline that more bytes do not extend. */
   #schedule(conn: Connection): void {
-    clearTimeout(conn.idleTimer);
-    conn.idleTimer = undefined;
-    if (conn.closing) return;
-    if (conn.leases === 0) {
+    if (conn.closing || conn.leases > 0) {
+      clearTimeout(conn.idleTimer);
+      conn.idleTimer = undefined;
+      if (conn.closing) return;
+    } else if (conn.idleTimer) {
+      // The same timer pushed back: a new one per request lived long enough to leave young collections as old garbage.
+      conn.idleTimer.refresh();
+    } else {
       conn.idleTimer = setTimeout(() => conn.socket.destroy(), this.#connectionIdleMs);
     }
     if (conn.reader.pending === 0) {
@@ -418,7 +422,8 @@ export class HelperServer {
         return { staged: conn.stagedCount };
       }
       case 'record': {
-        const { staged: expected = 0, added, ...record } = request.record;
+        const { record } = request;
+        const expected = record.staged ?? 0;
         const staged = conn.staged;
         const stagedCount = conn.stagedCount;
         // Whatever happens, what was sent ahead belonged to this record only.
@@ -433,7 +438,8 @@ export class HelperServer {
             message: `the record counts on ${expected} digests sent ahead, and this connection sent ${stagedCount}; send them again`,
           };
         }
-        const result = this.store.record({ ...record, added: Buffer.concat([...staged, Buffer.from(added, 'hex')]) }, conn.id);
+        const added = Buffer.from(record.added, 'hex');
+        const result = this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
         conn.leases = this.#leaseCount(conn);
         return result;
       }

@@ -48,6 +48,34 @@ describe('the limits rule, in one place', () => {
 });
 
 describe('records and branches', () => {
+  test("a branch read has its fields in one order, storeSeen or not, after a release too (the helper's replies are these bytes)", () => {
+    const order = [
+      'anchor',
+      'chatId',
+      'toolsFingerprint',
+      'workspace',
+      'model',
+      'bytesSaved',
+      'version',
+      'turns',
+      'state',
+      'lastOutcome',
+      'createdAt',
+      'updatedAt',
+    ];
+    const tail = ['knownCount', 'prefix', 'ttlLeftMs', 'leased'];
+    const { store } = clocked();
+    const seen = recorded(store, rec({ chatId: 'seen', storeSeen: true, added: '01'.repeat(DIGEST_BYTES) }));
+    const plain = recorded(store, rec({ chatId: 'plain', added: '02'.repeat(DIGEST_BYTES) }));
+    assert.deepEqual(Object.keys(seen), [...order, 'storeSeen', ...tail]);
+    assert.deepEqual(Object.keys(plain), [...order, ...tail]);
+    assert.ok(store.lease(A, 'seen', seen.version, 'h').granted);
+    store.release('h', 'error', 'unknown');
+    for (const branch of [...store.lookup(A), ...store.peek(A), ...store.list()]) {
+      assert.deepEqual(Object.keys(branch), branch.chatId === 'seen' ? [...order, 'storeSeen', ...tail] : [...order, ...tail]);
+    }
+  });
+
   test('a new record becomes a branch with version, turn count and times', () => {
     const { store } = clocked();
     const branch = recorded(store, rec({ savedBytes: 10 }));
