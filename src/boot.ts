@@ -23,11 +23,13 @@ export const CACHE_FILE = `${CLI_FILE}.cache`;
 const DIGEST_BYTES = 32;
 
 /**
- * The bundle's dynamic imports (of program.js beside it) are calls to
- * __importBeside, made by the build: an import() compiled by vm needs an experimental
- * loader hook, and with a code cache Node 20 loses even that.
+ * What the function cli.cjs is takes, in order: the build writes cli.cjs as that function
+ * (scripts/build.mjs), so a run compiles the file's text as it is, not a copy with the
+ * wrapper joined on (a second 250 KB string, and its pages). The bundle's dynamic imports
+ * (of program.js beside it) are calls to __importBeside, made by the build: an import()
+ * compiled by vm needs an experimental loader hook, and with a code cache Node 20 loses even that.
  */
-const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'];
+export const CLI_PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'] as const;
 
 /** What opens the cache file: the digest of cli.cjs (its bytes) and of V8's data that follows. */
 export const cacheDigest = (source: Buffer, data: Buffer): Buffer =>
@@ -55,7 +57,7 @@ function cachedDataFor(source: Buffer): { data?: Buffer; use: CacheUse } {
 export function startCli(options: { useCache: boolean } = { useCache: true }): { script: vm.Script; source: Buffer; cache: CacheUse } {
   const source = readFileSync(CLI_FILE);
   const { data, use } = options.useCache ? cachedDataFor(source) : { use: 'off' as const };
-  const script = new vm.Script(`(function (${PARAMETERS.join(', ')}) {${source.toString('utf8')}\n})`, {
+  const script = new vm.Script(source.toString('utf8'), {
     filename: CLI_FILE,
     ...(data ? { cachedData: data } : {}),
   });
