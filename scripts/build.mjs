@@ -1,8 +1,8 @@
 // Bundles each program under dist/, shaped for start-up time (bench/, BENCHMARKS.md):
-//   dist/cli.cjs                  the CLI and the whole run path in ONE CommonJS file. A turn
-//                                 then resolves and compiles one file, and Node never starts its
-//                                 ES module loader: about 10 ms less per turn than ES modules in
-//                                 six chunks.
+//   dist/cli.cjs                  the CLI and the whole run path in ONE CommonJS file, written
+//                                 as the function boot.cjs calls. A turn then resolves and
+//                                 compiles one file, and Node never starts its ES module
+//                                 loader: about 10 ms less per turn than ES modules in six chunks.
 //   dist/cli.cjs.cache            V8's code cache of cli.cjs, taken from a real turn
 //                                 (scripts/code-cache.mjs): about 10 ms less again
 //   dist/boot.cjs                 refuses a cursor-resume that runs itself, hands a line that
@@ -27,6 +27,7 @@ const { build } = await import('esbuild').catch(() => {
   process.exit(1);
 });
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { BUILTIN_BANNER, cheapBuiltinImports, importsThroughBoot } from './build-patches.mjs';
 
 /**
@@ -132,6 +133,9 @@ await Promise.all([
   patch('dist/cli.cjs', cheapBuiltinImports, importsThroughBoot),
   patch('dist/helper/helper-server.js', cheapBuiltinImports),
 ]);
+// cli.cjs ships as the function boot.cjs compiles and calls (src/boot.ts, CLI_PARAMETERS says why).
+const { CLI_PARAMETERS } = createRequire(import.meta.url)('../dist/boot.cjs');
+await patch('dist/cli.cjs', (text) => `(function (${CLI_PARAMETERS.join(', ')}) {${text}\n})`);
 await writeFile('dist/helper/package.json', '{ "type": "commonjs" }\n');
 await chmod('dist/stand-in/cursor-agent.js', 0o755);
 // Last: the cache must be made of cli.cjs exactly as it ships.

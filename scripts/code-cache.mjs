@@ -4,7 +4,7 @@
 // the bundled stand-in agent, a first turn through the CLI, then the second turn in a
 // child that compiles the CLI without a cache and writes the cache as it exits.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,10 +16,10 @@ const boot = require('../dist/boot.cjs');
 const RUN_LINE = ['--print', '--output-format', 'stream-json', '--stream-partial-output', '--model', 'gpt-5'];
 
 if (process.env.CURSOR_RESUME_CODE_CACHE_CHILD === '1') {
-  const { script, source } = boot.startCli({ useCache: false });
+  const { script } = boot.startCli({ useCache: false });
   process.on('exit', () => {
     const data = script.createCachedData();
-    writeFileSync(boot.CACHE_FILE, Buffer.concat([boot.cacheDigest(source, data), data]));
+    writeFileSync(boot.CACHE_FILE, Buffer.concat([boot.cacheDigest(readFileSync(boot.CLI_FILE), data), data]));
   });
 } else {
   const world = realpathSync(mkdtempSync(join(tmpdir(), 'cursor-resume-code-cache-')));

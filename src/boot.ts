@@ -7,7 +7,7 @@
 // the source's length, and a damaged cache can crash it), and only where V8 accepts it
 // (the same Node and flags); anywhere else cli.cjs is compiled as usual. Nothing here
 // writes a file: the build makes the cache (scripts/code-cache.mjs).
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import Module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,47 +23,82 @@ export const CACHE_FILE = `${CLI_FILE}.cache`;
 const DIGEST_BYTES = 32;
 
 /**
- * The bundle's dynamic imports (of program.js beside it) are calls to
- * __importBeside, made by the build: an import() compiled by vm needs an experimental
- * loader hook, and with a code cache Node 20 loses even that.
+ * What the function cli.cjs is takes, in order: the build writes cli.cjs as that function
+ * (scripts/build.mjs), so a run compiles the file's text as it is, not a copy with the
+ * wrapper joined on (a second 250 KB string, and its pages). The bundle's dynamic imports
+ * (of program.js beside it) are calls to __importBeside, made by the build: an import()
+ * compiled by vm needs an experimental loader hook, and with a code cache Node 20 loses even that.
  */
-const PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'];
+export const CLI_PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'] as const;
+
+/** The hash that opens the cache file, fed with cli.cjs's bytes: V8's data that follows goes in next. */
+const sourceHash = (source: Buffer) => builtin<typeof import('node:crypto')>('node:crypto').createHash('sha256').update(source);
 
 /** What opens the cache file: the digest of cli.cjs (its bytes) and of V8's data that follows. */
-export const cacheDigest = (source: Buffer, data: Buffer): Buffer =>
-  builtin<typeof import('node:crypto')>('node:crypto').createHash('sha256').update(source).update(data).digest();
+export const cacheDigest = (source: Buffer, data: Buffer): Buffer => sourceHash(source).update(data).digest();
 
 /** What became of the code cache: used, refused by V8 (another Node or flags), made of other bytes or damaged, or not there. */
 export type CacheUse = 'used' | 'rejected' | 'mismatch' | 'absent' | 'off';
 
-function cachedDataFor(source: Buffer): { data?: Buffer; use: CacheUse } {
-  let cache: Buffer;
-  try {
-    cache = readFileSync(CACHE_FILE);
-  } catch {
-    return { use: 'absent' };
+/** The file's bytes read into `buffer` from its start, as readFileSync reads them: up to the size it had when opened. */
+function readInto(fd: number, buffer: Buffer): Buffer {
+  const size = fstatSync(fd).size;
+  let filled = 0;
+  while (filled < size) {
+    const n = readSync(fd, buffer, filled, size - filled, filled);
+    if (n === 0) break;
+    filled += n;
   }
-  const data = cache.subarray(DIGEST_BYTES);
-  return cache.subarray(0, DIGEST_BYTES).equals(cacheDigest(source, data)) ? { data, use: 'used' } : { use: 'mismatch' };
+  return buffer.subarray(0, filled);
 }
 
+const openOrNull = (file: string): number | null => {
+  try {
+    return openSync(file, 'r');
+  } catch {
+    return null;
+  }
+};
+
 /**
- * Compiles and runs cli.cjs as CommonJS would; the script is returned so the build can take its cache.
- * The file is read as bytes, hashed as they are and decoded once: hashing the decoded text would
- * encode all of it back into a buffer as large, on every run.
+ * cli.cjs's text, and the cache's data when it was made of exactly these bytes. The two
+ * files (about 250 and 280 KB) are read into one buffer, the cache over the source once
+ * that is decoded and hashed: a second buffer would be that many more fresh pages to fault
+ * in on every run. The source is hashed as the bytes it was read as: hashing the decoded
+ * text would encode all of it back into a buffer as large.
  */
-export function startCli(options: { useCache: boolean } = { useCache: true }): { script: vm.Script; source: Buffer; cache: CacheUse } {
-  const source = readFileSync(CLI_FILE);
-  const { data, use } = options.useCache ? cachedDataFor(source) : { use: 'off' as const };
-  const script = new vm.Script(`(function (${PARAMETERS.join(', ')}) {${source.toString('utf8')}\n})`, {
-    filename: CLI_FILE,
-    ...(data ? { cachedData: data } : {}),
-  });
+function readCli(useCache: boolean): { text: string; data?: Buffer; use: CacheUse } {
+  const sourceFd = openSync(CLI_FILE, 'r');
+  const cacheFd = useCache ? openOrNull(CACHE_FILE) : null;
+  try {
+    const buffer = Buffer.allocUnsafeSlow(Math.max(fstatSync(sourceFd).size, cacheFd === null ? 0 : fstatSync(cacheFd).size));
+    const source = readInto(sourceFd, buffer);
+    const text = source.toString('utf8');
+    if (cacheFd === null) return { text, use: useCache ? 'absent' : 'off' };
+    const hash = sourceHash(source);
+    let cache: Buffer;
+    try {
+      cache = readInto(cacheFd, buffer);
+    } catch {
+      return { text, use: 'absent' };
+    }
+    const data = cache.subarray(DIGEST_BYTES);
+    return cache.subarray(0, DIGEST_BYTES).equals(hash.update(data).digest()) ? { text, data, use: 'used' } : { text, use: 'mismatch' };
+  } finally {
+    closeSync(sourceFd);
+    if (cacheFd !== null) closeSync(cacheFd);
+  }
+}
+
+/** Compiles and runs cli.cjs as CommonJS would; the script is returned so the build can take its cache. */
+export function startCli(options: { useCache: boolean } = { useCache: true }): { script: vm.Script; cache: CacheUse } {
+  const { text, data, use } = readCli(options.useCache);
+  const script = new vm.Script(text, { filename: CLI_FILE, ...(data ? { cachedData: data } : {}) });
   const cli = new Module(CLI_FILE);
   cli.filename = CLI_FILE;
   const importBeside = (specifier: string): Promise<unknown> => import(pathToFileURL(path.join(DIST, specifier)).href);
   script.runInThisContext()(cli.exports, Module.createRequire(CLI_FILE), cli, CLI_FILE, DIST, importBeside);
-  return { script, source, cache: use === 'used' && script.cachedDataRejected ? 'rejected' : use };
+  return { script, cache: use === 'used' && script.cachedDataRejected ? 'rejected' : use };
 }
 
 /** What bin/cursor-resume.js runs. */

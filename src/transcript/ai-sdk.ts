@@ -4,89 +4,98 @@ import { checkEnvelope, envelope, messageOf, partOf, str, textPart, toolName, to
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
-const filePart = z.object({
-  type: z.literal('file'),
-  data: z.unknown(),
-  mediaType: z.optional(str()),
-  mimeType: z.optional(str()),
-  filename: z.optional(str()),
-});
-const imagePart = z.object({ type: z.literal('image'), image: z.unknown(), mimeType: z.optional(str()) });
-const reasoningPart = z.object({ type: z.literal('reasoning'), text: str() });
-const redactedReasoningPart = z.object({ type: z.literal('redacted-reasoning'), data: z.unknown() });
-const toolCallPart = z.object({
-  type: z.literal('tool-call'),
-  toolCallId: str(),
-  toolName: str(),
-  input: z.optional(z.unknown()),
-  args: z.optional(z.unknown()),
-});
-const toolResultPart = z.object({
-  type: z.literal('tool-result'),
-  toolCallId: str(),
-  toolName: str(),
-  output: z.optional(z.unknown()),
-  result: z.optional(z.unknown()),
-});
+/**
+ * The schemas, built the first time an AI SDK prompt comes: building them on every run
+ * took, with openai.ts's, a young-generation collection (BENCHMARKS.md, benchmark 2).
+ */
+function schemas() {
+  const filePart = z.object({
+    type: z.literal('file'),
+    data: z.unknown(),
+    mediaType: z.optional(str()),
+    mimeType: z.optional(str()),
+    filename: z.optional(str()),
+  });
+  const imagePart = z.object({ type: z.literal('image'), image: z.unknown(), mimeType: z.optional(str()) });
+  const reasoningPart = z.object({ type: z.literal('reasoning'), text: str() });
+  const redactedReasoningPart = z.object({ type: z.literal('redacted-reasoning'), data: z.unknown() });
+  const toolCallPart = z.object({
+    type: z.literal('tool-call'),
+    toolCallId: str(),
+    toolName: str(),
+    input: z.optional(z.unknown()),
+    args: z.optional(z.unknown()),
+  });
+  const toolResultPart = z.object({
+    type: z.literal('tool-result'),
+    toolCallId: str(),
+    toolName: str(),
+    output: z.optional(z.unknown()),
+    result: z.optional(z.unknown()),
+  });
 
-const system = z.object({ role: z.literal('system'), content: str() });
-const user = z.object({
-  role: z.literal('user'),
-  content: z.union([str(), z.array(partOf([textPart, filePart, imagePart], 'text, file or image'))], {
-    error: 'expected a string or an array of parts',
-  }),
-});
-const assistant = z.object({
-  role: z.literal('assistant'),
-  content: z.union(
-    [
-      str(),
-      z.array(
-        partOf(
-          [textPart, filePart, reasoningPart, redactedReasoningPart, toolCallPart, toolResultPart],
-          'text, file, reasoning, tool-call or tool-result',
-        ),
-      ),
-    ],
-    { error: 'expected a string or an array of parts' },
-  ),
-});
-const tool = z.object({
-  role: z.literal('tool'),
-  content: z.array(partOf([toolResultPart], 'tool-result'), { error: 'expected an array of tool-result parts' }),
-});
-
-const message = messageOf([system, user, assistant, tool]);
-
-const toolDef = z.discriminatedUnion(
-  'type',
-  [
-    z.object({
-      type: z.literal('function'),
-      name: toolName(),
-      description: z.optional(str()),
-      inputSchema: toolSchema(),
-      parameters: toolSchema(),
+  const system = z.object({ role: z.literal('system'), content: str() });
+  const user = z.object({
+    role: z.literal('user'),
+    content: z.union([str(), z.array(partOf([textPart, filePart, imagePart], 'text, file or image'))], {
+      error: 'expected a string or an array of parts',
     }),
-    z.object({ type: z.literal('provider-defined'), id: str(), name: toolName(), args: z.optional(z.unknown()) }),
-  ],
-  { error: 'expected a tool of type "function" or "provider-defined"' },
-);
+  });
+  const assistant = z.object({
+    role: z.literal('assistant'),
+    content: z.union(
+      [
+        str(),
+        z.array(
+          partOf(
+            [textPart, filePart, reasoningPart, redactedReasoningPart, toolCallPart, toolResultPart],
+            'text, file, reasoning, tool-call or tool-result',
+          ),
+        ),
+      ],
+      { error: 'expected a string or an array of parts' },
+    ),
+  });
+  const tool = z.object({
+    role: z.literal('tool'),
+    content: z.array(partOf([toolResultPart], 'tool-result'), { error: 'expected an array of tool-result parts' }),
+  });
 
-const body = z.object({
-  ...envelope,
-  prompt: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
-  tools: z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' }))),
-});
+  const message = messageOf([system, user, assistant, tool]);
+
+  const toolDef = z.discriminatedUnion(
+    'type',
+    [
+      z.object({
+        type: z.literal('function'),
+        name: toolName(),
+        description: z.optional(str()),
+        inputSchema: toolSchema(),
+        parameters: toolSchema(),
+      }),
+      z.object({ type: z.literal('provider-defined'), id: str(), name: toolName(), args: z.optional(z.unknown()) }),
+    ],
+    { error: 'expected a tool of type "function" or "provider-defined"' },
+  );
+
+  const body = z.object({
+    ...envelope,
+    prompt: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
+    tools: z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' }))),
+  });
+  return { body, filePart, imagePart, reasoningPart, redactedReasoningPart, toolCallPart, toolResultPart };
+}
+let built: ReturnType<typeof schemas> | undefined;
+type Schemas = ReturnType<typeof schemas>;
 
 type AnyPart =
   | z.infer<typeof textPart>
-  | z.infer<typeof filePart>
-  | z.infer<typeof imagePart>
-  | z.infer<typeof reasoningPart>
-  | z.infer<typeof redactedReasoningPart>
-  | z.infer<typeof toolCallPart>
-  | z.infer<typeof toolResultPart>;
+  | z.infer<Schemas['filePart']>
+  | z.infer<Schemas['imagePart']>
+  | z.infer<Schemas['reasoningPart']>
+  | z.infer<Schemas['redactedReasoningPart']>
+  | z.infer<Schemas['toolCallPart']>
+  | z.infer<Schemas['toolResultPart']>;
 
 /** Binary or URL content as one string, so it can be hashed and described. */
 function dataText(data: unknown): string {
@@ -123,7 +132,7 @@ function toParts(content: string | ReadonlyArray<AnyPart>): Part[] {
 }
 
 export function parseAiSdk(value: unknown): Conversation {
-  const parsed = body.safeParse(value);
+  const parsed = (built ??= schemas()).body.safeParse(value);
   if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
   const data = parsed.data;
   const messages: Message[] = data.prompt.map((m) => ({ role: m.role, parts: toParts(m.content) }));

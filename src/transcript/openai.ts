@@ -4,74 +4,84 @@ import { checkEnvelope, envelope, messageOf, noToolCalls, partOf, str, textPart,
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
-const imagePart = z.object({
-  type: z.literal('image_url'),
-  image_url: z.union([str(), z.object({ url: str() })], { error: 'expected an object with a "url" string' }),
-});
-const audioPart = z.object({
-  type: z.literal('input_audio'),
-  input_audio: z.object({ data: str(), format: str() }),
-});
-const filePart = z.object({
-  type: z.literal('file'),
-  file: z.object({ file_data: z.optional(str()), file_id: z.optional(str()), filename: z.optional(str()) }),
-});
-const refusalPart = z.object({ type: z.literal('refusal'), refusal: str() });
-
-const contentOf = <T extends z.core.$ZodType>(part: T) =>
-  z.union([str(), z.array(part)], { error: 'expected a string or an array of parts' });
-
-const toolCall = z.object({
-  id: str(),
-  type: z.optional(z.literal('function', { error: 'expected "function"' })),
-  function: z.object({ name: str(), arguments: str('a string of JSON arguments') }),
-});
-
-const system = z.object({
-  role: z.enum(['system', 'developer']),
-  content: contentOf(partOf([textPart], 'text')),
-  tool_calls: noToolCalls,
-});
-const user = z.object({
-  role: z.literal('user'),
-  content: contentOf(partOf([textPart, imagePart, audioPart, filePart], 'text, image_url, input_audio or file')),
-  tool_calls: noToolCalls,
-});
-const assistant = z.object({
-  role: z.literal('assistant'),
-  content: z.optional(z.nullable(contentOf(partOf([textPart, refusalPart], 'text or refusal')))),
-  tool_calls: z.optional(z.nullable(z.array(toolCall, { error: 'expected an array of tool calls' }))),
-});
-const tool = z.object({
-  role: z.literal('tool'),
-  content: contentOf(partOf([textPart], 'text')),
-  tool_call_id: str(),
-  name: z.optional(str()),
-  tool_calls: noToolCalls,
-});
-
-const message = messageOf([system, user, assistant, tool]);
-
 const toolDef = z.object({
   type: z.literal('function', { error: 'expected "function"' }),
   function: z.object({ name: toolName(), description: z.optional(str()), parameters: toolSchema() }),
 });
 
 const tools = z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' })));
-const body = z.object({
-  ...envelope,
-  messages: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
-  tools,
-});
 /** The body but its messages, for a transcript whose messages were all read by plainMessage. */
 const bodyBesideMessages = z.object({ ...envelope, tools });
 
-type UserPart = z.infer<typeof user>['content'];
+/**
+ * The schema of a whole body, built the first time a transcript needs it: one whose
+ * messages all read plainly (plainMessage, below) never does, and building it on every
+ * run took, with ai-sdk.ts's, a young-generation collection (BENCHMARKS.md, benchmark 2).
+ */
+function fullSchemas() {
+  const imagePart = z.object({
+    type: z.literal('image_url'),
+    image_url: z.union([str(), z.object({ url: str() })], { error: 'expected an object with a "url" string' }),
+  });
+  const audioPart = z.object({
+    type: z.literal('input_audio'),
+    input_audio: z.object({ data: str(), format: str() }),
+  });
+  const filePart = z.object({
+    type: z.literal('file'),
+    file: z.object({ file_data: z.optional(str()), file_id: z.optional(str()), filename: z.optional(str()) }),
+  });
+  const refusalPart = z.object({ type: z.literal('refusal'), refusal: str() });
+
+  const contentOf = <T extends z.core.$ZodType>(part: T) =>
+    z.union([str(), z.array(part)], { error: 'expected a string or an array of parts' });
+
+  const toolCall = z.object({
+    id: str(),
+    type: z.optional(z.literal('function', { error: 'expected "function"' })),
+    function: z.object({ name: str(), arguments: str('a string of JSON arguments') }),
+  });
+
+  const system = z.object({
+    role: z.enum(['system', 'developer']),
+    content: contentOf(partOf([textPart], 'text')),
+    tool_calls: noToolCalls,
+  });
+  const user = z.object({
+    role: z.literal('user'),
+    content: contentOf(partOf([textPart, imagePart, audioPart, filePart], 'text, image_url, input_audio or file')),
+    tool_calls: noToolCalls,
+  });
+  const assistant = z.object({
+    role: z.literal('assistant'),
+    content: z.optional(z.nullable(contentOf(partOf([textPart, refusalPart], 'text or refusal')))),
+    tool_calls: z.optional(z.nullable(z.array(toolCall, { error: 'expected an array of tool calls' }))),
+  });
+  const tool = z.object({
+    role: z.literal('tool'),
+    content: contentOf(partOf([textPart], 'text')),
+    tool_call_id: str(),
+    name: z.optional(str()),
+    tool_calls: noToolCalls,
+  });
+
+  const message = messageOf([system, user, assistant, tool]);
+
+  const body = z.object({
+    ...envelope,
+    messages: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
+    tools,
+  });
+  return { body, user, refusalPart };
+}
+let full: ReturnType<typeof fullSchemas> | undefined;
+
+type UserPart = z.infer<ReturnType<typeof fullSchemas>['user']>['content'];
 
 function fromContent(content: string | ReadonlyArray<z.infer<typeof textPart> | { type: string }>): Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part): Part => {
-    const p = part as Exclude<UserPart, string>[number] | z.infer<typeof refusalPart>;
+    const p = part as Exclude<UserPart, string>[number] | z.infer<ReturnType<typeof fullSchemas>['refusalPart']>;
     switch (p.type) {
       case 'text':
         return { type: 'text', text: p.text };
@@ -165,7 +175,7 @@ export function parseOpenAI(value: unknown): Conversation {
     if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
     return conversationOf(parsed.data, plain);
   }
-  const parsed = body.safeParse(value);
+  const parsed = (full ??= fullSchemas()).body.safeParse(value);
   if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
   const data = parsed.data;
   const messages: Message[] = data.messages.map((m): Message => {
