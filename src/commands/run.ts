@@ -142,7 +142,9 @@ async function runTurn(turn: Turn): Promise<number> {
     }
   }
   if (client) plan = await leaseOrReplan(plan, turn.branches, analysis, context, { client, say, given: turn.given });
-  say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes} bytes`);
+  // Only --verbose counts the full prompt before cursor-agent starts.
+  if (settings.verbose)
+    say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes()} bytes`);
 
   // A fresh chat recorded early, at its first tool call, and held for the rest of the turn (see placeFor).
   let placed: string | null = null;
@@ -198,7 +200,7 @@ async function runTurn(turn: Turn): Promise<number> {
 }
 
 function execute(plan: Plan, settings: Settings, onToolCall?: (tap: StreamTap) => Promise<void>): Promise<AgentRun> {
-  return runAgent({
+  const run = runAgent({
     ...(onToolCall ? { onToolCall } : {}),
     agent: settings.agent,
     argv: plan.argv,
@@ -207,6 +209,9 @@ function execute(plan: Plan, settings: Settings, onToolCall?: (tap: StreamTap) =
     stdout: translates(plan) ? 'hold' : 'stream',
     ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId } : {}),
   });
+  // cursor-agent has started: the full prompt's size, which only the record and the trace need, is counted while it works.
+  plan.fullPromptBytes();
+  return run;
 }
 
 /** Records the turn, or tells the helper how the turn of a leased chat ended. */
