@@ -22,6 +22,7 @@ import { analyzeTurn, dryRunView, planTurn, retryFresh, type Plan, type TurnCont
 import { knownAfter, placeFor, recordFor } from '../turn/record.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { writeTrace } from '../turn/trace.js';
+import { boundYoungHeap } from '../turn/young-heap.js';
 import type { Analysis } from '../resume/decide.js';
 import type { MatchedBranch } from '../cache/types.js';
 import { monotonicMs } from '../monotonic.js';
@@ -48,7 +49,9 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   if (handedOver || stdinIsTty) return passthrough(settings.agent, caller.agentArgs, process.env);
 
   const started = monotonicMs();
-  const conversation = parseTranscript(await readStdin());
+  const input = await readStdin();
+  boundYoungHeap(input.length);
+  const conversation = parseTranscript(input);
   const { context, given } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {
