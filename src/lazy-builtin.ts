@@ -5,4 +5,4 @@ import { createRequire } from 'node:module';
 
 const load = createRequire(import.meta.url);
 
-export const builtin = <T>(name: 'node:crypto' | 'node:tty'): T => load(name) as T;
+export const builtin = <T>(name: 'node:crypto' | 'node:tty' | 'node:v8'): T => load(name) as T;

@@ -317,7 +317,7 @@ function explanation(
     },
     cache: { state: cache.state, note: cache.note, branchesFound: cache.branches === null ? null : cache.branches.length },
     branches: plan.checks.map((check) => branchView(check, branches.get(check.chatId), analysis, missing)),
-    prompt: { bytes: plan.promptBytes, fullBytes: plan.fullPromptBytes, savedBytes: plan.fullPromptBytes - plan.promptBytes },
+    prompt: { bytes: plan.promptBytes, fullBytes: plan.fullPromptBytes(), savedBytes: plan.fullPromptBytes() - plan.promptBytes },
     decision: {
       decision: plan.decision,
       reason: plan.reason,

@@ -22,6 +22,7 @@ import { analyzeTurn, dryRunView, planTurn, retryFresh, type Plan, type TurnCont
 import { knownAfter, placeFor, recordFor } from '../turn/record.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { writeTrace } from '../turn/trace.js';
+import { boundYoungHeap } from '../turn/young-heap.js';
 import type { Analysis } from '../resume/decide.js';
 import type { MatchedBranch } from '../cache/types.js';
 import { monotonicMs } from '../monotonic.js';
@@ -48,7 +49,9 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   if (handedOver || stdinIsTty) return passthrough(settings.agent, caller.agentArgs, process.env);
 
   const started = monotonicMs();
-  const conversation = parseTranscript(await readStdin());
+  const input = await readStdin();
+  boundYoungHeap(input.length);
+  const conversation = parseTranscript(input);
   const { context, given } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {
@@ -142,7 +145,9 @@ async function runTurn(turn: Turn): Promise<number> {
     }
   }
   if (client) plan = await leaseOrReplan(plan, turn.branches, analysis, context, { client, say, given: turn.given });
-  say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes} bytes`);
+  // Only --verbose counts the full prompt before cursor-agent starts.
+  if (settings.verbose)
+    say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes()} bytes`);
 
   // A fresh chat recorded early, at its first tool call, and held for the rest of the turn (see placeFor).
   let placed: string | null = null;
@@ -198,7 +203,7 @@ async function runTurn(turn: Turn): Promise<number> {
 }
 
 function execute(plan: Plan, settings: Settings, onToolCall?: (tap: StreamTap) => Promise<void>): Promise<AgentRun> {
-  return runAgent({
+  const run = runAgent({
     ...(onToolCall ? { onToolCall } : {}),
     agent: settings.agent,
     argv: plan.argv,
@@ -207,6 +212,9 @@ function execute(plan: Plan, settings: Settings, onToolCall?: (tap: StreamTap) =
     stdout: translates(plan) ? 'hold' : 'stream',
     ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId } : {}),
   });
+  // cursor-agent has started: the full prompt's size, which only the record and the trace need, is counted while it works.
+  plan.fullPromptBytes();
+  return run;
 }
 
 /** Records the turn, or tells the helper how the turn of a leased chat ended. */

@@ -319,7 +319,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
       anchor: plan.anchor,
       chatId,
       promptBytes: plan.promptBytes,
-      fullPromptBytes: plan.fullPromptBytes,
+      fullPromptBytes: plan.fullPromptBytes(),
       recorded,
       note,
       argv: plan.argv,

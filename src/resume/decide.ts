@@ -36,16 +36,17 @@ export interface Analysis {
   toolsFingerprint: string;
   /** The whole conversation as one prompt: rendered when first asked for, as only a turn that sends it needs it. */
   fullPrompt: () => string;
-  /** Its size in UTF-8 bytes: counted without rendering it, or taken from it once rendered. */
+  /** Its size in UTF-8 bytes, on first call: counted without rendering it, or taken from it once rendered. */
   fullPromptBytes: () => number;
 }
 
 /** renderFull once, on first call; its size without a second walk over the conversation. */
 function lazyFull(conversation: Conversation): Pick<Analysis, 'fullPrompt' | 'fullPromptBytes'> {
   let rendered: string | undefined;
+  let bytes: number | undefined;
   return {
     fullPrompt: () => (rendered ??= renderFull(conversation)),
-    fullPromptBytes: () => (rendered === undefined ? fullPromptBytes(conversation) : Buffer.byteLength(rendered)),
+    fullPromptBytes: () => (bytes ??= rendered === undefined ? fullPromptBytes(conversation) : Buffer.byteLength(rendered)),
   };
 }
 

@@ -25,6 +25,12 @@ const INLINE = 1024;
 
 const isWellFormed = (text: string): boolean => (text as string & { isWellFormed(): boolean }).isWellFormed();
 
+/** A text Digest writes into its pending header as it is (else it goes to the hash apart, or escaped). */
+const inline = (text: string): boolean => text.length < INLINE && isWellFormed(text);
+
+/** Digest's hex() of a header it gathered whole. */
+const shortDigest = (head: string): string => sha256Hex(head).slice(0, MESSAGE_DIGEST_HEX);
+
 /**
  * A digest built from tagged, self-delimiting fields. Small pieces are gathered into
  * one string, so that a message costs one hash of it; a Hash object is made only
@@ -68,7 +74,7 @@ class Digest {
   }
 
   hex(): string {
-    if (this.#hash === null) return sha256Hex(this.#head).slice(0, MESSAGE_DIGEST_HEX);
+    if (this.#hash === null) return shortDigest(this.#head);
     if (this.#head !== '') this.#hash.update(this.#head);
     return this.#hash.digest('hex').slice(0, MESSAGE_DIGEST_HEX);
   }
@@ -140,12 +146,31 @@ export function messageDigests(conversation: Conversation): string[] {
 }
 
 export function messageDigest(message: Message): string {
+  const { parts } = message;
   if (message.role === 'assistant') {
-    const text = message.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
-    const calls = message.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id, name: p.name }] : []));
-    return assistantDigest(text, calls);
+    // As assistantDigest(texts joined by a space, calls), without building either.
+    const digest = new Digest('assistant').tag('T').text(normalizeWhitespace(joinedTexts(parts)));
+    for (const p of parts) if (p.type === 'tool-call') digest.tag('C').text(p.id).text(p.name);
+    return digest.hex();
+  }
+  // Most messages are one short text or tool result: the one string Digest would gather, written at once.
+  if (parts.length === 1) {
+    const p = parts[0]!;
+    if (p.type === 'text' && inline(p.text)) return shortDigest(`${message.role}\nT${p.text.length}:${p.text}`);
+    if (p.type === 'tool-result' && typeof p.output === 'string' && inline(p.id) && inline(p.name) && inline(p.output)) {
+      return shortDigest(`${message.role}\nO${p.id.length}:${p.id}${p.name.length}:${p.name}s${p.output.length}:${p.output}`);
+    }
   }
   const digest = new Digest(message.role);
-  for (const part of message.parts) addPart(digest, part);
+  for (const part of parts) addPart(digest, part);
   return digest.hex();
+}
+
+/** The texts of a message's parts joined by a space; the one text itself when there is one (most messages). */
+function joinedTexts(parts: ReadonlyArray<Part>): string {
+  let joined: string | undefined;
+  for (const p of parts) {
+    if (p.type === 'text') joined = joined === undefined ? p.text : `${joined} ${p.text}`;
+  }
+  return joined ?? '';
 }

@@ -17,7 +17,8 @@ interface Invocation {
   /** cursor-agent's stdin: `prompt`, or a flattened transcript's bytes as they came when it goes whole (`prompt` shows them as text). */
   stdin: string | Uint8Array;
   promptBytes: number;
-  fullPromptBytes: number;
+  /** The full prompt's size in bytes, counted on first call: a resumed turn needs it only for its record and trace. */
+  fullPromptBytes: () => number;
 }
 
 /** A decision with its argv and stdin: the union says when there is a chat to resume. */
@@ -96,7 +97,7 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     callerFormat,
     stdin,
     promptBytes: bytes,
-    fullPromptBytes: conversation.raw ? conversation.raw.length : analysis.fullPromptBytes(),
+    fullPromptBytes: conversation.raw ? () => conversation.raw!.length : analysis.fullPromptBytes,
   };
 }
 

@@ -31,7 +31,7 @@ export function recordFor(
     digests: analysis.digests,
     reply: replyDigest(analysis, reply.text, reply.calls),
     base: plan.decision === 'fresh' ? null : { version: plan.baseVersion, count: plan.baseCount },
-    savedBytes: plan.fullPromptBytes - plan.promptBytes,
+    savedBytes: plan.fullPromptBytes() - plan.promptBytes,
     outcome: 'success',
     ...(storeSeen === undefined ? {} : { storeSeen }),
   };

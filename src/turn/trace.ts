@@ -21,7 +21,7 @@ export function writeTrace(file: string, plan: Plan, end: TraceEnd): void {
     reason: plan.reason,
     chatId: isSafeChatId(end.chatId) ? end.chatId : plan.chatId,
     promptBytes: plan.promptBytes,
-    fullPromptBytes: plan.fullPromptBytes,
+    fullPromptBytes: plan.fullPromptBytes(),
     exit: end.exit,
     failure: end.failure,
     retried: end.retried,

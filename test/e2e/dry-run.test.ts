@@ -1,10 +1,11 @@
 // --dry-run through the built binary: the plan as the README promises it, and every
 // bad input refused with exit 2, one clear line, and nothing run.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
+import { BIN, ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
 
 const body = (extra: object = {}) =>
   JSON.stringify({
@@ -101,6 +102,28 @@ describe('bad input: exit 2, one clear line, nothing run', () => {
       assert.equal(existsSync(log), false, 'cursor-agent never ran');
     });
   }
+  test('stdin redirected from a file reads as the same bytes piped, to its end, from where the file descriptor stands', async () => {
+    const env = sandboxEnv();
+    const file = join(tempDir(), 'transcript.json');
+    const skipped = 'prompt for another program\n';
+    writeFileSync(file, skipped + body());
+    const fromFile = (): { code: number | null; stdout: string; stderr: string } => {
+      // The caller read a line of it already: its size is no longer what is left to read.
+      const fd = openSync(file, 'r');
+      readSync(fd, Buffer.alloc(skipped.length), 0, skipped.length, null);
+      try {
+        const r = spawnSync(process.execPath, [BIN, '--dry-run'], { env, stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8' });
+        return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+      } finally {
+        closeSync(fd);
+      }
+    };
+    const piped = await runCli(['--dry-run'], { input: body(), env });
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.deepEqual(fromFile(), { code: 0, stdout: piped.stdout, stderr: '' });
+    assert.equal(JSON.parse(piped.stdout).prompt, 'SYSTEM: Be brief.\n\nUSER: hi');
+  });
+
   test('a value flag without its value', async () => {
     const r = await runCli(['--dry-run', '--model'], { input: body() });
     assert.equal(r.code, 2);

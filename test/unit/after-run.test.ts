@@ -15,7 +15,7 @@ const asPlan = (decision: ReturnType<typeof decideFor>): Plan => ({
   callerFormat: 'stream-json',
   stdin: decision.prompt,
   promptBytes: 10,
-  fullPromptBytes: 100,
+  fullPromptBytes: () => 100,
 });
 const fresh = asPlan(decideFor(turn1, []));
 const resumed = asPlan(decideFor(turn2, [branchAfter(turn1, { text: 'hi' }, { chatId: 'chat-1' })]));

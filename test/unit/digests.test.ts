@@ -62,3 +62,43 @@ test('message digests keep their values: short and long fields, multi-byte and l
     '09a49ad098912533f571da1a612102bd',
   ]);
 });
+
+test('message digests keep their values: fields either side of the inline limit, short tool results, assistant messages of every form', () => {
+  const c = parseTranscript(
+    JSON.stringify({
+      messages: [
+        { role: 'developer', content: 'x'.repeat(1023) },
+        { role: 'user', content: 'y'.repeat(1024) },
+        {
+          role: 'assistant',
+          content: 'Let me   look.',
+          tool_calls: [
+            { id: 'c2', function: { name: 'read', arguments: '{}' } },
+            { id: 'c3', function: { name: 'grep', arguments: '{"q":1}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'c2', content: 'short output' },
+        { role: 'tool', tool_call_id: 'c3', name: 'grep', content: 'é ok' },
+        { role: 'assistant', tool_calls: [{ id: 'c4', function: { name: 'bash', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'two' },
+            { type: 'text', text: 'parts' },
+          ],
+        },
+        { role: 'user', content: '' },
+      ],
+    }),
+  );
+  assert.deepEqual(messageDigests(c), [
+    'f54b9aee7908127ddaa95e96dad7bba2',
+    'e9dbcc38ec19764d965b9f96be912580',
+    'fa0a7e900d9254349d6032b8d4db19dc',
+    'c506aaf53a7a2d3282bd1b015ecd7b17',
+    '3495c6e0c17c163edd1fc5aff6fabe30',
+    '3305837f80eead5ef49c2cc613385458',
+    'bbbdbe7ded3b95b7fe20137307aaae92',
+    '371ebf70ba663a6405c4dc2dbd19c4b8',
+  ]);
+});

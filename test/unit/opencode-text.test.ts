@@ -278,13 +278,13 @@ describe("what cursor-agent reads: the caller's bytes whenever the prompt goes w
     assert.equal(plan.decision, 'fresh');
     assert.ok(plan.stdin instanceof Uint8Array);
     assert.equal(Buffer.compare(Buffer.from(plan.stdin), bytes), 0);
-    assert.deepEqual([plan.promptBytes, plan.fullPromptBytes], [bytes.length, bytes.length]);
+    assert.deepEqual([plan.promptBytes, plan.fullPromptBytes()], [bytes.length, bytes.length]);
   });
   test('resumed: the delta, counted against the whole prompt', () => {
     const plan = planWith('fresh', proven());
     assert.equal(plan.decision, 'resume-delta');
     assert.equal(plan.stdin, fixture('turn2-on-chat.txt'));
-    assert.deepEqual([plan.promptBytes, plan.fullPromptBytes], [Buffer.byteLength(fixture('turn2-on-chat.txt')), bytes.length]);
+    assert.deepEqual([plan.promptBytes, plan.fullPromptBytes()], [Buffer.byteLength(fixture('turn2-on-chat.txt')), bytes.length]);
   });
   test('resumed with the full prompt (unsafeDelta resume-full): the bytes as they came', () => {
     const branch = { ...proven()[0]!, ...knowing(proven()[0]!.knownDigests.slice(0, -1)) };
