@@ -1,7 +1,8 @@
 // Benchmark 8: the first turn of a new conversation (fresh: the cache has no entry
 // for it) through cursor-resume with no helper running (the run starts one) against
-// the same turn with a warm helper, alternating, as wall time to exit and to the
-// first stdout byte; then the helper's own start, from spawn to its socket accepting.
+// the same turn with a warm helper, alternating, as wall time to exit, to the first
+// stdout byte, and from the last one to exit (the end of the turn, where a cold one
+// hands its record over); then the helper's own start, from spawn to its socket accepting.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -19,6 +20,8 @@ interface Turn {
   ms: number;
   /** Spawn to the first byte on stdout. */
   firstByteMs: number;
+  /** The last byte on stdout to exit: the end of the turn, where a cold one hands its record over. */
+  tailMs: number;
 }
 
 interface Pair {
@@ -49,12 +52,21 @@ export async function firstTurnBench(snapshot: Snapshot, options: { quick: boole
     const conversation = new Conversation(sandbox.workspace);
     conversation.add({ kind: 'user', text: userText(seed++, 600), calls: [] });
     let firstByte: bigint | undefined;
+    let lastByte: bigint | undefined;
     const started = process.hrtime.bigint();
     const result = expectOk(
       `first turn (${kind})`,
-      await runCli(snapshot, STREAM_ARGS, { input: conversation.body(), env, onStdout: (_, at) => (firstByte ??= at) }),
+      await runCli(snapshot, STREAM_ARGS, {
+        input: conversation.body(),
+        env,
+        onStdout: (_, at) => {
+          firstByte ??= at;
+          lastByte = at;
+        },
+      }),
     );
-    const turn = { ms: result.ms, firstByteMs: firstByte === undefined ? Number.NaN : Number(firstByte - started) / 1e6 };
+    const sinceStart = (at: bigint | undefined): number => (at === undefined ? Number.NaN : Number(at - started) / 1e6);
+    const turn = { ms: result.ms, firstByteMs: sinceStart(firstByte), tailMs: result.ms - sinceStart(lastByte) };
     conversation.applyReply(replyOf(result.stdout));
     conversation.add({ kind: 'user', text: userText(seed++, 100), calls: [] });
     const dry = expectOk(
@@ -109,6 +121,7 @@ export async function firstTurnBench(snapshot: Snapshot, options: { quick: boole
   const warmMs = measured.map((p) => p.warm.ms);
   const extra = measured.map((p) => p.cold.ms - p.warm.ms);
   const extraFirstByte = measured.map((p) => p.cold.firstByteMs - p.warm.firstByteMs);
+  const extraTail = measured.map((p) => p.cold.tailMs - p.warm.tailMs);
   const extraMedian = median(extra);
   return {
     id: 'first-turn',
@@ -131,6 +144,10 @@ export async function firstTurnBench(snapshot: Snapshot, options: { quick: boole
       },
       { metric: 'no helper − warm helper, first byte (median of pairs)', value: `${round(median(extraFirstByte))} ms` },
       {
+        metric: 'last stdout byte to exit: no helper / warm helper (medians), and their difference (median of pairs)',
+        value: `${round(median(measured.map((p) => p.cold.tailMs)))} / ${round(median(measured.map((p) => p.warm.tailMs)))} ms; ${round(median(extraTail))} ms`,
+      },
+      {
         metric: `helper start, spawn to socket accepting (median of ${helperStarts.length})`,
         value: `${round(median(helperStarts.map((s) => s.ms)))} ms, ${round(median(helperStarts.map((s) => s.cpuMs)))} ms of CPU`,
       },
@@ -139,6 +156,7 @@ export async function firstTurnBench(snapshot: Snapshot, options: { quick: boole
       pairs: measured,
       extra: summarize(extra),
       extraFirstByte: summarize(extraFirstByte),
+      extraTail: summarize(extraTail),
       helperStarts,
       bare: summarize(bare),
     },

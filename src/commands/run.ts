@@ -10,6 +10,7 @@ import { HOLD_LIMIT, runAgent, type AgentRun } from '../agent/run-agent.js';
 import type { StreamTap } from '../agent/stream-tap.js';
 import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient, TurnRecord } from '../helper/client.js';
+import type { HeldHelper } from '../helper/launcher.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
 import { judge, settle, type CacheUpdate } from '../turn/after-run.js';
@@ -66,7 +67,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
 
-  const helper = new LazyClient(cache.client, cache.reconnect, cache.handOff);
+  const helper = new LazyClient(cache.client, cache.reconnect, cache.hold, cache.handOff);
   try {
     return await runTurn({ plan, analysis, context, settings, helper, say, given, started, branches: cache.branches ?? [], missing });
   } finally {
@@ -77,20 +78,33 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 /**
  * The run's connection to the helper: open from the lookup, or, when none ran, made
  * to a helper started when the turn first needs one; a turn that needs it only for
- * its record hands that to a helper it starts, and does not wait (hand-off.ts).
+ * its record hands that to a helper it starts, and does not wait (hand-off.ts), one
+ * whose start it held ready while cursor-agent ran (held-start.ts).
  */
 class LazyClient {
   #connecting: Promise<HelperClient | null> | null = null;
+  #held: HeldHelper | null = null;
 
   constructor(
     private client: HelperClient | null,
-    private readonly reconnect: (() => Promise<HelperClient | null>) | null,
-    private readonly handOffTo: ((record: TurnRecord) => string) | null,
+    private readonly reconnect: ((held: HeldHelper | null) => Promise<HelperClient | null>) | null,
+    private readonly holdStart: (() => HeldHelper | null) | null,
+    private readonly handOffTo: ((record: TurnRecord, held: HeldHelper | null) => string) | null,
   ) {}
 
   /** How to hand the record to a helper started for it (saying what became of it): none ran at the lookup, and none was needed since. */
   get handOff(): ((record: TurnRecord) => string) | null {
-    return this.client === null && this.#connecting === null ? this.handOffTo : null;
+    const handOffTo = this.handOffTo;
+    if (this.client !== null || this.#connecting !== null || handOffTo === null) return null;
+    return (record) => handOffTo(record, this.#takeHeld());
+  }
+
+  /**
+   * Holds a helper's start ready (held-start.ts) for a turn with no helper that may end
+   * in a record; called once cursor-agent is spawned, so that its start is not delayed.
+   */
+  hold(): void {
+    if (this.handOff !== null && this.holdStart !== null) this.#held ??= this.holdStart();
   }
 
   /** The client the lookup used (and leases go through), if there was one. */
@@ -103,9 +117,10 @@ class LazyClient {
   }
 
   get(): Promise<HelperClient | null> {
-    if (this.client || !this.reconnect) return Promise.resolve(this.client);
+    const reconnect = this.reconnect;
+    if (this.client || !reconnect) return Promise.resolve(this.client);
     // A helper still starting may answer a later call: a failed attempt is not remembered.
-    this.#connecting ??= this.reconnect().then((c) => {
+    this.#connecting ??= reconnect(this.#takeHeld()).then((c) => {
       this.client = c;
       this.#connecting = null;
       return c;
@@ -115,6 +130,14 @@ class LazyClient {
 
   close(): void {
     this.client?.close();
+    this.#takeHeld()?.start.dismiss();
+  }
+
+  /** The held start, for one use. */
+  #takeHeld(): HeldHelper | null {
+    const held = this.#held;
+    this.#held = null;
+    return held;
   }
 }
 
@@ -166,7 +189,9 @@ async function runTurn(turn: Turn): Promise<number> {
       });
     };
   };
-  let run = await execute(plan, settings, place(plan));
+  const first = execute(plan, settings, place(plan));
+  if (plan.record && plan.anchor !== null) turn.helper.hold();
+  let run = await first;
   let judged = judge(plan, run, { retryFresh: settings.retryFresh, holdLimit: HOLD_LIMIT });
   let retried = false;
   if (judged.evict !== null && plan.decision !== 'fresh') {

@@ -29,9 +29,13 @@ export const HAND_OFF_MARKER_ENV = 'CURSOR_RESUME_HAND_OFF';
  */
 export const HAND_OFF_STALE_MS = 2_000;
 
+/** A marker's name, chosen when a helper's start is held (its environment names it) and created only at the hand-off. */
+export function newMarkerName(): string {
+  return `${MARKER_PREFIX}${randomUUID()}`;
+}
+
 /** Creates a marker, before the helper is started, so no run can miss the record on its way. */
-export function createMarker(paths: RuntimePaths): string {
-  const name = `${MARKER_PREFIX}${randomUUID()}`;
+export function createMarker(paths: RuntimePaths, name: string = newMarkerName()): string {
   fs.writeFileSync(path.join(paths.dir, name), '', { flag: 'wx', mode: 0o600 });
   return name;
 }

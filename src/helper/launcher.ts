@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient, HelperError, isSameVersion } from './client.js';
 import type { ClientOptions, TurnRecord } from './client.js';
-import { createMarker, HAND_OFF_MARKER_ENV, handOffPending, removeMarker, type HandOff } from './hand-off.js';
+import { createMarker, HAND_OFF_MARKER_ENV, handOffPending, newMarkerName, removeMarker, type HandOff } from './hand-off.js';
+import { HeldStart } from './held-start.js';
 import { limitsBelow } from './limits-below.js';
 import { checkRuntimeDir, ensureRuntimeDir, runtimePaths, socketRefusal } from './paths.js';
 import type { RuntimePaths } from './paths.js';
@@ -83,6 +84,8 @@ export interface ConnectHelperOptions extends ClientOptions {
   serverScript?: string | URL;
   /** How long to wait for a started helper to answer. */
   startTimeoutMs?: number;
+  /** A helper's start held ready by this run (holdHelper): released instead of spawning one, if its shell is still there. */
+  held?: HeldHelper | null;
   /** The uid that must own the runtime dir and the socket (default: ours). Tests inject another to stand for someone else's. */
   owners?: Owners;
 }
@@ -159,7 +162,7 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
   let spawnError: Error | undefined;
   try {
     const command = helperCommand(scriptPath, env, paths);
-    const child = spawn(command.file, command.args, command.options);
+    const child = options.held?.start.release() ?? spawn(command.file, command.args, command.options);
     child.once('error', (error) => (spawnError = error));
     child.once('exit', (code) => (exitCode = code));
     child.unref();
@@ -211,12 +214,45 @@ export async function connectHelper(options: ConnectHelperOptions): Promise<Conn
 
 export type HandOffResult = { ok: true; socket: string } | { ok: false; reason: string };
 
+/** A helper's start held while the turn runs, named by the marker its hand-off will create. */
+export interface HeldHelper {
+  start: HeldStart;
+  marker: string;
+}
+
+/** The shell that holds a helper's start. */
+const SHELL = '/bin/sh';
+
 /**
- * Starts a helper with a turn's record on its stdin, and does not wait for it: the
- * helper delivers the record once it answers (to another helper if one answers
- * first). A marker tells other runs to wait for that delivery (hand-off.ts).
+ * Forks a process that will become the helper once a record is handed to it (held-start.ts),
+ * for a turn that found no helper: called just after cursor-agent is spawned, so that
+ * neither its start nor the end of the turn pays the fork. Null when it cannot: the
+ * hand-off then starts the helper itself.
  */
-export function handOffRecord(record: TurnRecord, options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL } = {}): HandOffResult {
+export function holdHelper(options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; shell?: string } = {}): HeldHelper | null {
+  const env = options.env ?? process.env;
+  const scriptPath = serverScriptPath(options.serverScript);
+  let paths: RuntimePaths;
+  try {
+    paths = runtimePaths(env);
+  } catch {
+    return null;
+  }
+  const marker = newMarkerName();
+  const start = HeldStart.hold(handOffCommand(scriptPath, env, paths, marker), options.shell ?? SHELL);
+  return start && { start, marker };
+}
+
+/**
+ * Starts a helper with a turn's record on its stdin (releasing `held`, or spawning one),
+ * and does not wait for it: the helper delivers the record once it answers (to another
+ * helper if one answers first). A marker tells other runs to wait for that delivery
+ * (hand-off.ts).
+ */
+export function handOffRecord(
+  record: TurnRecord,
+  options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; held?: HeldHelper | null } = {},
+): HandOffResult {
   const env = options.env ?? process.env;
   const scriptPath = serverScriptPath(options.serverScript);
   if (!fs.existsSync(scriptPath)) return { ok: false, reason: missingProgram(scriptPath) };
@@ -225,30 +261,44 @@ export function handOffRecord(record: TurnRecord, options: { env?: NodeJS.Proces
   try {
     paths = runtimePaths(env);
     ensureRuntimeDir(paths);
-    marker = createMarker(paths);
+    // Before the helper can start, so that no run misses the record on its way.
+    marker = createMarker(paths, options.held?.marker);
   } catch (error) {
     return { ok: false, reason: (error as Error).message };
   }
-  const handOff: HandOff = { limits: envLimits(env), record };
-  try {
-    const command = helperCommand(scriptPath, env, paths);
-    const child = spawn(command.file, command.args, {
+  const input = JSON.stringify({ limits: envLimits(env), record } satisfies HandOff);
+  const start = (): HandOffResult => {
+    try {
+      const command = handOffCommand(scriptPath, env, paths, marker);
+      const child = spawn(command.file, command.args, command.options);
+      child.once('error', () => removeMarker(paths, marker));
+      child.stdin!.on('error', () => {
+        // A helper that exited before reading: its marker goes stale by itself.
+      });
+      // Up to the buffer of Node's socket pair (some 200 KB) this is written at once; a longer record keeps the run until the helper reads it.
+      child.stdin!.end(input);
+      child.unref();
+    } catch (error) {
+      removeMarker(paths, marker);
+      return { ok: false, reason: `cannot start the helper: ${(error as Error).message}` };
+    }
+    return { ok: true, socket: paths.socket };
+  };
+  if (options.held?.start.release(input, start)) return { ok: true, socket: paths.socket };
+  return start();
+}
+
+/** A helper that reads a hand-off on its stdin and removes `marker` once it is delivered. */
+function handOffCommand(scriptPath: string, env: NodeJS.ProcessEnv, paths: RuntimePaths, marker: string) {
+  const command = helperCommand(scriptPath, env, paths);
+  return {
+    ...command,
+    options: {
       ...command.options,
       env: { ...command.options.env, [HAND_OFF_MARKER_ENV]: marker },
-      stdio: ['pipe', 'ignore', 'ignore'],
-    });
-    child.once('error', () => removeMarker(paths, marker));
-    child.stdin!.on('error', () => {
-      // A helper that exited before reading: its marker goes stale by itself.
-    });
-    // Up to the buffer of Node's socket pair (some 200 KB) this is written at once; a longer record keeps the run until the helper reads it.
-    child.stdin!.end(JSON.stringify(handOff));
-    child.unref();
-  } catch (error) {
-    removeMarker(paths, marker);
-    return { ok: false, reason: `cannot start the helper: ${(error as Error).message}` };
-  }
-  return { ok: true, socket: paths.socket };
+      stdio: ['pipe', 'ignore', 'ignore'] satisfies SpawnOptions['stdio'],
+    },
+  };
 }
 
 /** Waits until no helper is on its way with a handed record, or for `timeoutMs`. */

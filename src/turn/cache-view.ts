@@ -4,7 +4,7 @@
 // the run after them will. `branches` is null when the cache could not be used.
 import type { MatchedBranch } from '../cache/types.js';
 import type { HelperClient, TurnRecord } from '../helper/client.js';
-import { connectHelper, handOffRecord, underSettings } from '../helper/launcher.js';
+import { connectHelper, handOffRecord, holdHelper, underSettings, type HeldHelper } from '../helper/launcher.js';
 import type { Analysis } from '../resume/decide.js';
 import { helperEnv } from './helper-env.js';
 import { cacheUse, type TurnContext } from './plan.js';
@@ -18,10 +18,12 @@ export interface CacheView {
   branches: MatchedBranch[] | null;
   /** A run's open connection, for the lease and the record; the caller closes it. */
   client: HelperClient | null;
-  /** No helper ran (its cache would be empty anyway): how a run starts one and waits for it, once the turn needs it mid-way. */
-  reconnect: (() => Promise<HelperClient | null>) | null;
-  /** With `reconnect`: how a run that never needed the helper mid-way starts one with its record, without waiting for it. */
-  handOff: ((record: TurnRecord) => string) | null;
+  /** No helper ran (its cache would be empty anyway): how a run starts one (the held one, if any) and waits for it, once the turn needs it mid-way. */
+  reconnect: ((held: HeldHelper | null) => Promise<HelperClient | null>) | null;
+  /** With `reconnect`: how a run holds a helper's start ready while cursor-agent runs (null if it cannot), for `handOff`. */
+  hold: (() => HeldHelper | null) | null;
+  /** With `reconnect`: how a run that never needed the helper mid-way starts one with its record (the held one, if any), without waiting for it. */
+  handOff: ((record: TurnRecord, held: HeldHelper | null) => string) | null;
 }
 
 const view = (state: CacheState, note: string, branches: MatchedBranch[] | null, client: HelperClient | null = null): CacheView => ({
@@ -30,6 +32,7 @@ const view = (state: CacheState, note: string, branches: MatchedBranch[] | null,
   branches,
   client,
   reconnect: null,
+  hold: null,
   handOff: null,
 });
 
@@ -52,17 +55,18 @@ export async function viewCache(
   const connected = await connectHelper({ start: run, defer: run, env });
   if (!connected.ok) {
     if (connected.code === 'deferred') {
-      const reconnect = async (): Promise<HelperClient | null> => {
-        const again = await connectHelper({ start: true, env });
+      const reconnect = async (held: HeldHelper | null): Promise<HelperClient | null> => {
+        const again = await connectHelper({ start: true, env, held });
         return again.ok ? again.client : null;
       };
-      const handOff = (record: TurnRecord): string => {
-        const handed = handOffRecord(record, { env });
+      const hold = (): HeldHelper | null => holdHelper({ env });
+      const handOff = (record: TurnRecord, held: HeldHelper | null): string => {
+        const handed = handOffRecord(record, { env, held });
         return handed.ok
           ? `handed chat ${record.chatId} to a new helper for ${handed.socket} (not waited for)`
           : `not recorded: ${handed.reason}`;
       };
-      return { ...view('not-running', `${connected.reason}; planning on an empty cache`, []), reconnect, handOff };
+      return { ...view('not-running', `${connected.reason}; planning on an empty cache`, []), reconnect, hold, handOff };
     }
     if (connected.code === 'not-running') return view('not-running', 'no helper running: empty cache (a run would start one)', []);
     if (connected.code === 'version-mismatch') {

@@ -12,15 +12,15 @@ import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient } from '../../src/helper/client.js';
 import { createMarker, HAND_OFF_MARKER_ENV } from '../../src/helper/hand-off.js';
-import { connectHelper, stopHelper } from '../../src/helper/launcher.js';
+import { connectHelper, handOffRecord, holdHelper, stopHelper } from '../../src/helper/launcher.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
-import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
+import { ROOT, runCli, sandboxEnv, spawnCli, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, stopHelpersAt } from '../support/hardening.js';
-import { alive, helperPids, runProcess, waitFor } from '../support/processes.js';
+import { alive, helperPids, killGroup, runProcess, waitFor } from '../support/processes.js';
 import { ANCHOR, sampleRecord, storeRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
@@ -907,12 +907,17 @@ test('a first turn with no helper running starts none while cursor-agent runs, h
   const c = new Conversation(w.env);
   const turn = c.turn('remember: alpha', { mode: 'slow=300', args: [...STREAM_ARGS, '--verbose'] });
   await waitFor('the agent to start', () => fs.existsSync(c.log), DEADLINE_MS);
+  await waitFor("a shell to hold the helper's start", () => helperPids(w.dir, 'held').length === 1, DEADLINE_MS);
+  const held = helperPids(w.dir, 'held');
   assert.deepEqual(helperPids(w.dir), [], 'no helper while the agent runs');
   const first = await turn;
   assert.equal(first.code, 0, first.stderr);
   assert.match(first.stderr, /no helper is running \(nothing answers at .*\); planning on an empty cache/);
   assert.match(first.stderr, /handed chat \S+ to a new helper for \S+ \(not waited for\)/);
   assert.equal(c.lastTrace().reason, 'no-entry');
+  // The end of the turn forked nothing: the held shell became the helper.
+  await waitFor('the held shell to become the helper', () => helperPids(w.dir).length > 0, DEADLINE_MS);
+  assert.deepEqual(helperPids(w.dir), held);
   assert.equal((await c.turn('remember: beta')).code, 0);
   assert.equal(c.lastTrace().reason, 'delta', 'the helper started by the first turn holds it');
   assert.deepEqual(
@@ -920,6 +925,59 @@ test('a first turn with no helper running starts none while cursor-agent runs, h
     [],
     'the helper removed its marker once it delivered',
   );
+});
+
+test("a first turn killed while cursor-agent runs starts no helper and leaves nothing behind: the shell holding the helper's start exits with it", async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  c.messages.push({ role: 'user', content: 'remember: alpha' });
+  const run = spawnCli(STREAM_ARGS, { ...w.env, CURSOR_STAND_IN_MODE: 'hang' });
+  // The hanging agent, orphaned by the kill, goes with the run's process group.
+  t.after(() => killGroup(run.pid));
+  run.stdin!.end(c.body());
+  await waitFor("a shell to hold the helper's start", () => helperPids(w.dir, 'held').length === 1, DEADLINE_MS);
+  const [held] = helperPids(w.dir, 'held');
+  process.kill(run.pid!, 'SIGKILL');
+  await run.closed;
+  await waitFor('the held shell to exit', () => !alive(held!), DEADLINE_MS);
+  assert.deepEqual(helperPids(w.dir), [], 'no helper started');
+  assert.deepEqual(
+    fs.readdirSync(w.dir).filter((f) => f.startsWith('hand-off.')),
+    [],
+    'no marker to hold the next run',
+  );
+});
+
+test('a hand-off whose held start is gone (its shell killed, seen exiting or not yet) or never was (no shell) starts the helper itself, and the record lands', async (t) => {
+  for (const how of ['no shell', 'shell killed, its exit seen', 'shell killed, its exit not yet seen'] as const) {
+    const w = world(t);
+    const shell = how === 'no shell' ? { shell: path.join(tempDir(), 'sh') } : {};
+    const held = holdHelper({ env: w.env, serverScript: SERVER, ...shell });
+    if (how === 'no shell') assert.equal(held, null);
+    else {
+      assert.ok(held);
+      const [pid] = helperPids(w.dir, 'held');
+      process.kill(pid!, 'SIGKILL');
+      if (how === 'shell killed, its exit seen') {
+        await waitFor('the shell to be gone', () => !alive(pid!), DEADLINE_MS);
+        await sleep(50);
+      } else {
+        // Without giving the event loop a turn: the hand-off cannot know yet, and finds out writing to its pipe.
+        const deadline = Date.now() + DEADLINE_MS;
+        while (alive(pid!)) assert.ok(Date.now() < deadline, 'the killed shell is gone');
+      }
+    }
+    const handed = handOffRecord(turnOf(digestsOf(3, how), null), { env: w.env, serverScript: SERVER, held });
+    assert.ok(handed.ok, how);
+    // A run that comes now waits for the record (its marker), then finds it.
+    const client = await connected(w, false);
+    assert.deepEqual(
+      (await client.list()).map((e) => e.chatId),
+      ['chat-1'],
+      how,
+    );
+    client.close();
+  }
 });
 
 test('a hand-off cut short (its run killed while writing the record) records nothing, and the helper still removes its marker', async (t) => {

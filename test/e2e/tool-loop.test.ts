@@ -4,11 +4,12 @@
 // recorded, so that the request with the result resumes and sends only the result.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, runCli, sandboxEnv, scriptAgent, tempDir } from '../support/cli.js';
 import { STREAM_ARGS } from '../support/conversation.js';
+import { helperPids } from '../support/processes.js';
 
 const CHAT = 'c6b62c6f-7ead-4fd6-9922-e952131177ff';
 
@@ -126,6 +127,11 @@ describe('the tool-loop handover', () => {
       ],
     );
     assert.equal(traces[1]!.chatId, CHAT);
+    // The first run found no helper: the one it needed at its tool call was the shell it held while cursor-agent
+    // started (its stdin that shell's pipe), not a fork of the run made then (stdin /dev/null).
+    const helpers = helperPids(env.CURSOR_RESUME_RUNTIME_DIR!);
+    assert.equal(helpers.length, 1);
+    assert.match(readlinkSync(`/proc/${helpers[0]}/fd/0`), /^socket:\[\d+\]$/);
     const stdins = readFileSync(log, 'utf8')
       .trim()
       .split('\n')

@@ -3,7 +3,7 @@
 // A test waits for what it needs to see, never a fixed time, and never asserts on timing.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface RunResult {
@@ -51,14 +51,20 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
   }
 }
 
-/** Helper processes serving `runtimeDir` (running, not zombies), found through /proc (Linux). */
-export function helperPids(runtimeDir: string): number[] {
+/**
+ * Helper processes serving `runtimeDir` (running, not zombies), found through /proc (Linux). With
+ * 'held', the shells holding a helper's start for a first turn (held-start.ts): the same command
+ * and environment, not yet a Node program.
+ */
+export function helperPids(runtimeDir: string, which: 'running' | 'held' = 'running'): number[] {
+  const node = realpathSync(process.execPath);
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (!/helper-server\.c?js/.test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) continue;
       if (!alive(Number(entry))) continue;
+      if ((readlinkSync(`/proc/${entry}/exe`) === node) !== (which === 'running')) continue;
       if (readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(`CURSOR_RESUME_RUNTIME_DIR=${runtimeDir}`))
         pids.push(Number(entry));
     } catch {
