@@ -18,6 +18,7 @@ const GO = 'go\n';
 
 export class HeldStart {
   #exited = false;
+  #released = false;
 
   private constructor(private readonly child: ChildProcess & { stdin: NonNullable<ChildProcess['stdin']> }) {
     child.once('exit', () => (this.#exited = true));
@@ -56,14 +57,15 @@ export class HeldStart {
    */
   release(input = '', orElse: () => void = () => {}): ChildProcess | null {
     if (this.#exited || this.child.stdin.destroyed) return null;
+    this.#released = true;
     // Nobody read the input (the shell died, or the helper before it had read all): nobody will deliver it.
     this.child.stdin.once('error', orElse);
     this.child.stdin.end(GO + input);
     return this.child;
   }
 
-  /** Lets the shell go without starting anything (the turn did not need it). */
+  /** Lets the shell go without starting anything (the turn did not need it); once released, leaves it be. */
   dismiss(): void {
-    this.child.stdin.destroy();
+    if (!this.#released) this.child.stdin.destroy();
   }
 }

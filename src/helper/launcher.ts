@@ -118,8 +118,20 @@ type Attempt =
   | { kind: 'absent' }
   | { kind: 'error'; error: HelperError };
 
-/** Connects to the helper, starting or replacing it when `start` is set. */
+/**
+ * Connects to the helper, starting or replacing it when `start` is set. A held start
+ * it did not use (a helper answered, or none could be started) is let go, not left
+ * waiting for the run's exit.
+ */
 export async function connectHelper(options: ConnectHelperOptions): Promise<ConnectHelperResult> {
+  try {
+    return await connect(options);
+  } finally {
+    options.held?.start.dismiss();
+  }
+}
+
+async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResult> {
   const env = options.env ?? process.env;
   let paths: RuntimePaths;
   try {
@@ -247,9 +259,20 @@ export function holdHelper(options: { env?: NodeJS.ProcessEnv; serverScript?: st
  * Starts a helper with a turn's record on its stdin (releasing `held`, or spawning one),
  * and does not wait for it: the helper delivers the record once it answers (to another
  * helper if one answers first). A marker tells other runs to wait for that delivery
- * (hand-off.ts).
+ * (hand-off.ts). A held start not used (no record could be handed) is let go.
  */
 export function handOffRecord(
+  record: TurnRecord,
+  options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; held?: HeldHelper | null } = {},
+): HandOffResult {
+  try {
+    return handOff(record, options);
+  } finally {
+    options.held?.start.dismiss();
+  }
+}
+
+function handOff(
   record: TurnRecord,
   options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; held?: HeldHelper | null } = {},
 ): HandOffResult {

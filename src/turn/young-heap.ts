@@ -3,7 +3,9 @@
 // it toward 16 MiB ones, every page of that fresh memory to fault in (page faults are
 // most of a long turn's system time), while the parsed messages survive to the old
 // generation either way. Set at run time: on the command line such a flag costs the
-// run Node's built-in code cache.
+// run Node's built-in code cache. Set, it still costs that cache to any built-in module
+// loaded after it (about twice its compile time): it is set once the transcript is read,
+// when a turn has loaded the built-ins it uses (none loads later today; keep it so).
 import type * as V8 from 'node:v8';
 import { builtin } from '../lazy-builtin.js';
 

@@ -980,6 +980,32 @@ test('a hand-off whose held start is gone (its shell killed, seen exiting or not
   }
 });
 
+test('a held start that goes unused (a helper already answers at the tool call; no helper program at the hand-off) is let go at once, not kept until the run exits', async (t) => {
+  const w = world(t);
+  const first = await connected(w);
+  const held = holdHelper({ env: w.env, serverScript: SERVER });
+  assert.ok(held);
+  const [shell] = helperPids(w.dir, 'held');
+  const again = await connectHelper({ start: true, env: w.env, serverScript: SERVER, held });
+  assert.ok(again.ok && !again.started, 'the helper already running answered');
+  again.client.close();
+  first.close();
+  await waitFor('the unused shell to exit', () => !alive(shell!), DEADLINE_MS);
+
+  const other = holdHelper({ env: w.env, serverScript: SERVER });
+  assert.ok(other);
+  const [second] = helperPids(w.dir, 'held');
+  const missing = path.join(tempDir(), 'helper-server.js');
+  const handed = handOffRecord(turnOf(digestsOf(3, 'unused'), null), { env: w.env, serverScript: missing, held: other });
+  assert.equal(handed.ok, false);
+  await waitFor('the unused shell to exit', () => !alive(second!), DEADLINE_MS);
+  assert.deepEqual(
+    fs.readdirSync(w.dir).filter((f) => f.startsWith('hand-off.')),
+    [],
+    'no marker left to hold the next run',
+  );
+});
+
 test('a hand-off cut short (its run killed while writing the record) records nothing, and the helper still removes its marker', async (t) => {
   const w = world(t);
   const paths = runtimePaths(w.env);
