@@ -31,6 +31,12 @@ const inline = (text: string): boolean => text.length < INLINE && isWellFormed(t
 /** Digest's hex() of a header it gathered whole. */
 const shortDigest = (head: string): string => sha256Hex(head).slice(0, MESSAGE_DIGEST_HEX);
 
+/** What a digest's header begins with: the kind of message. */
+const kindHead = (kind: string): string => `${kind}\n`;
+
+/** A text as a field: framed by its length in UTF-16 code units. */
+const field = (text: string): string => `${text.length}:${text}`;
+
 /**
  * A digest built from tagged, self-delimiting fields. Small pieces are gathered into
  * one string, so that a message costs one hash of it; a Hash object is made only
@@ -41,7 +47,7 @@ class Digest {
   #head: string;
 
   constructor(kind: string) {
-    this.#head = `${kind}\n`;
+    this.#head = kindHead(kind);
   }
 
   /** A tag: one letter saying what the next fields are. */
@@ -58,7 +64,7 @@ class Digest {
       return this.tag('j').text(json);
     }
     if (value.length < INLINE) {
-      this.#head += `${value.length}:${value}`;
+      this.#head += field(value);
     } else {
       this.#hash ??= createHash('sha256');
       this.#hash.update(`${this.#head}${value.length}:`);
@@ -106,19 +112,21 @@ function addPart(digest: Digest, part: Part): void {
 /** Runs of whitespace as one space, trimmed; text with nothing to replace (most of it) is not copied. */
 const normalizeWhitespace = (text: string): string => (/[^\S ]| {2}/.test(text) ? text.replace(/\s+/g, ' ') : text).trim();
 
-/** The digest of a reply as cursor produced it; equal to messageDigest of the transcript's copy of it. */
-export function assistantDigest(text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string {
+/**
+ * The digest of cursor's reply: its text, whitespace normalised, and its tool calls, by
+ * id and name or (`byId`) by id alone, tagged apart so neither form can stand for the other.
+ */
+function replyOf(text: string, toolCalls: Iterable<ReplyToolCall>, byId: boolean): string {
   const digest = new Digest('assistant').tag('T').text(normalizeWhitespace(text));
-  for (const call of toolCalls) digest.tag('C').text(call.id).text(call.name);
+  for (const call of toolCalls) {
+    if (byId) digest.tag('I').text(call.id);
+    else digest.tag('C').text(call.id).text(call.name);
+  }
   return digest.hex();
 }
 
-/** As assistantDigest, but the tool calls by id alone: tagged apart, so neither form can stand for the other. */
-function assistantDigestByCallId(text: string, toolCalls: ReadonlyArray<{ id: string }>): string {
-  const digest = new Digest('assistant').tag('T').text(normalizeWhitespace(text));
-  for (const call of toolCalls) digest.tag('I').text(call.id);
-  return digest.hex();
-}
+/** The digest of a reply as cursor produced it; equal to messageDigest of the transcript's copy of it. */
+export const assistantDigest = (text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string => replyOf(text, toolCalls, false);
 
 const byCallId = (shape: Shape): boolean => shape === 'opencode-text';
 
@@ -129,41 +137,38 @@ const byCallId = (shape: Shape): boolean => shape === 'opencode-text';
  * wrote before the calls, and the calls it started, in order.
  */
 export function replyDigest(analysis: { conversation: { shape: Shape } }, text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string {
-  return byCallId(analysis.conversation.shape) ? assistantDigestByCallId(text, toolCalls) : assistantDigest(text, toolCalls);
+  return replyOf(text, toolCalls, byCallId(analysis.conversation.shape));
 }
 
 /** One digest per message of the conversation, in order. */
 export function messageDigests(conversation: Conversation): string[] {
   if (!byCallId(conversation.shape)) return conversation.messages.map(messageDigest);
-  return conversation.messages.map((m) => {
-    if (m.role !== 'assistant') return messageDigest(m);
-    const text = m.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join(' ');
-    return assistantDigestByCallId(
-      text,
-      m.parts.flatMap((p) => (p.type === 'tool-call' ? [{ id: p.id }] : [])),
-    );
-  });
+  return conversation.messages.map((m) =>
+    m.role === 'assistant' ? replyOf(joinedTexts(m.parts), callsOf(m.parts), true) : messageDigest(m),
+  );
 }
 
 export function messageDigest(message: Message): string {
   const { parts } = message;
   if (message.role === 'assistant') {
-    // As assistantDigest(texts joined by a space, calls), without building either.
-    const digest = new Digest('assistant').tag('T').text(normalizeWhitespace(joinedTexts(parts)));
-    for (const p of parts) if (p.type === 'tool-call') digest.tag('C').text(p.id).text(p.name);
-    return digest.hex();
+    return replyOf(joinedTexts(parts), callsOf(parts), false);
   }
   // Most messages are one short text or tool result: the one string Digest would gather, written at once.
   if (parts.length === 1) {
     const p = parts[0]!;
-    if (p.type === 'text' && inline(p.text)) return shortDigest(`${message.role}\nT${p.text.length}:${p.text}`);
+    if (p.type === 'text' && inline(p.text)) return shortDigest(`${kindHead(message.role)}T${field(p.text)}`);
     if (p.type === 'tool-result' && typeof p.output === 'string' && inline(p.id) && inline(p.name) && inline(p.output)) {
-      return shortDigest(`${message.role}\nO${p.id.length}:${p.id}${p.name.length}:${p.name}s${p.output.length}:${p.output}`);
+      return shortDigest(`${kindHead(message.role)}O${field(p.id)}${field(p.name)}s${field(p.output)}`);
     }
   }
   const digest = new Digest(message.role);
   for (const part of parts) addPart(digest, part);
   return digest.hex();
+}
+
+/** A message's tool calls, in order, without building an array of them. */
+function* callsOf(parts: ReadonlyArray<Part>): Generator<ReplyToolCall> {
+  for (const p of parts) if (p.type === 'tool-call') yield p;
 }
 
 /** The texts of a message's parts joined by a space; the one text itself when there is one (most messages). */
