@@ -23,9 +23,10 @@ function youngGeneration(inputBytes: number): { before: number; after: number } 
   return JSON.parse(r.stdout) as { before: number; after: number };
 }
 
-test('a large transcript keeps the young generation at its size; with a small one V8 grows it as it would', () => {
+test('a large transcript keeps the young generation from growing; with a small one V8 grows it as it would', () => {
   const large = youngGeneration(2 * 1024 * 1024);
-  assert.equal(large.after, large.before, `the young generation went from ${large.before} to ${large.after} MiB`);
+  // V8 may still shrink it (seen once, 4 to 2 MiB, on a busy machine): what the flag stops is growth.
+  assert.ok(large.after <= large.before, `the young generation grew from ${large.before} to ${large.after} MiB`);
   const small = youngGeneration(100 * 1024);
   assert.ok(small.after > small.before, `the young generation went from ${small.before} to ${small.after} MiB: V8 grows it untold`);
 });
