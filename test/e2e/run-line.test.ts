@@ -23,11 +23,15 @@ const body = JSON.stringify({
   ],
 });
 
-/** A conversation whose first turn the helper holds, and the next turn's transcript. */
+/** A conversation whose first turn the helper holds (it is listening), and the next turn's transcript. */
 async function warm(): Promise<{ c: Conversation; next: string }> {
   const c = new Conversation(world());
   const first = await c.turn('remember: alpha');
   assert.equal(first.code, 0, first.stderr);
+  // The first turn starts the helper and does not wait for it; tests that stand between
+  // the run and the helper need it listening, which status waits for.
+  const status = await runCli(['helper', 'status', '--json'], { env: c.env });
+  assert.equal(JSON.parse(status.stdout).entries, 1, status.stderr);
   c.messages.push({ role: 'user', content: 'remember: beta' });
   return { c, next: c.body() };
 }
