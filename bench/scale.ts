@@ -95,7 +95,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
       const rssFile = join(sandbox.dir, `rss-${messages}.txt`);
       const dry = expectOk(
         'cursor-resume --dry-run',
-        await runProcess(process.execPath, ['--import', snapshot.rssHook, snapshot.bin, '--dry-run', ...STREAM_ARGS], {
+        await runProcess(process.execPath, ['--require', snapshot.rssHook, snapshot.bin, '--dry-run', ...STREAM_ARGS], {
           input: readFileSync(file),
           env: { ...sandbox.env, BENCH_RSS_FILE: rssFile },
         }),
@@ -260,7 +260,7 @@ async function resumedTurns(snapshot: Snapshot, quick: boolean, notes: string[])
   };
   const rssFile = join(sandbox.dir, 'usage.txt');
   const measured = (body: string) =>
-    runProcess(process.execPath, ['--import', snapshot.rssHook, snapshot.bin, ...STREAM_ARGS], {
+    runProcess(process.execPath, ['--require', snapshot.rssHook, snapshot.bin, ...STREAM_ARGS], {
       input: body,
       env: { ...env, BENCH_RSS_FILE: rssFile },
     });
@@ -302,7 +302,7 @@ async function resumedTurns(snapshot: Snapshot, quick: boolean, notes: string[])
       });
       expectOk(
         'node -e',
-        await runProcess(process.execPath, ['--import', snapshot.rssHook, '-e', ''], { env: { ...env, BENCH_RSS_FILE: rssFile } }),
+        await runProcess(process.execPath, ['--require', snapshot.rssHook, '-e', ''], { env: { ...env, BENCH_RSS_FILE: rssFile } }),
       );
       bareUsage.push(usageOf(rssFile).cpuMs);
     }

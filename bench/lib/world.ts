@@ -21,7 +21,11 @@ export interface Snapshot {
   helperServer: string;
   /** The timestamping agent of the streaming benchmark. */
   stampAgent: string;
-  /** A --import hook that writes the process's peak RSS (KiB) and CPU time (user + system, µs) to $BENCH_RSS_FILE at exit, as "rss cpu". */
+  /**
+   * A --require hook that writes the process's peak RSS (KiB) and CPU time (user + system, µs) to
+   * $BENCH_RSS_FILE at exit, as "rss cpu". CommonJS, as a run line is: an --import hook would start
+   * Node's ES module loader, which a run never does, and count its memory in the figure.
+   */
   rssHook: string;
 }
 
@@ -63,10 +67,10 @@ export async function makeSnapshot(checkout: string = ROOT): Promise<Snapshot> {
     banner: { js: '#!/usr/bin/env node' },
   });
   chmodSync(stampAgent, 0o755);
-  const rssHook = join(agents, 'rss-hook.mjs');
+  const rssHook = join(agents, 'rss-hook.cjs');
   writeFileSync(
     rssHook,
-    "import { writeFileSync } from 'node:fs';\n" +
+    "const { writeFileSync } = require('node:fs');\n" +
       "process.on('exit', () => { const u = process.resourceUsage(); if (process.env.BENCH_RSS_FILE) writeFileSync(process.env.BENCH_RSS_FILE, `${u.maxRSS} ${u.userCPUTime + u.systemCPUTime}`); });\n",
   );
   return {
