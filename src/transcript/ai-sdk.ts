@@ -1,5 +1,5 @@
 // AI SDK language-model prompt: {prompt: [...], tools: [...]}, as OpenCode hands it to a provider.
-import * as z from 'zod/mini';
+import * as z from '../zod.js';
 import { checkEnvelope, messageOf, partOf, sharedSchemas, str, toolName, toolSchema, type TextPart } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';

@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../zod.js';
 import { concreteModel } from './model.js';
 import { TranscriptError } from './errors.js';
 import { MAX_FIELD_LENGTH } from './limits.js';

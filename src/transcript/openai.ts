@@ -1,5 +1,5 @@
 // OpenAI Chat Completions body: {model, messages, tools}.
-import * as z from 'zod/mini';
+import * as z from '../zod.js';
 import { checkEnvelope, isSchema, messageOf, partOf, sharedSchemas, str, toolName, toolSchema, type TextPart } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
