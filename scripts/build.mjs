@@ -28,6 +28,8 @@ const { build } = await import('esbuild').catch(() => {
 });
 import { chmod, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { BUILTIN_BANNER, cheapBuiltinImports, importsThroughBoot } from './build-patches.mjs';
 
 /**
@@ -82,6 +84,48 @@ const lazyFromCli = {
   },
 };
 
+/**
+ * In cli.cjs, src/zod.ts (the one import of zod/mini) is initialised on first use: its
+ * importers get an object whose getters require it then, so a turn whose input needs no
+ * schema (a plain OpenAI body, a plain-text prompt, settings plainly valid) never runs
+ * zod's module set-up. The getters are src/zod.ts's exports as esbuild reads them; what
+ * it does not export is still left out. Importing zod/mini anywhere else would start it
+ * with its importer again, so the build refuses it.
+ */
+const lazyZod = {
+  name: 'lazy-zod',
+  setup(b) {
+    const src = fileURLToPath(new URL('../src/', import.meta.url));
+    const real = join(src, 'zod.ts');
+    b.onResolve({ filter: /^zod\/mini$/ }, (args) =>
+      args.importer === real
+        ? undefined
+        : { errors: [{ text: `${args.importer}: import zod through src/zod.ts, which cli.cjs loads on first use` }] },
+    );
+    b.onResolve({ filter: /\/zod\.js$/ }, (args) =>
+      args.namespace === 'file' && args.importer.startsWith(src) ? { path: 'src/zod.ts', namespace: 'lazy-zod' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy-zod' }, async () => {
+      const { metafile } = await build({
+        entryPoints: [real],
+        write: false,
+        metafile: true,
+        format: 'esm',
+        outdir: 'unused',
+        logLevel: 'silent',
+      });
+      const names = Object.values(metafile.outputs).flatMap((o) => o.exports);
+      if (names.length === 0) return { errors: [{ text: 'src/zod.ts exports nothing' }] };
+      const getters = names.map((n) => `get ${n}() { return load().${n}; }`).join(',\n');
+      return {
+        contents: `let zod;\nconst load = () => (zod ??= require('./zod.ts'));\nmodule.exports = {\n${getters}\n};\n`,
+        loader: 'js',
+        resolveDir: src,
+      };
+    });
+  },
+};
+
 /** Rewrites a file of dist/ with the patches of build-patches.mjs, in order. */
 async function patch(file, ...patches) {
   let text = await readFile(file, 'utf8');
@@ -120,7 +164,7 @@ const cjsWithUrl = {
 
 await rm('dist', { recursive: true, force: true });
 await Promise.all([
-  build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli, jsoncPure] }),
+  build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli, jsoncPure, lazyZod] }),
   build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
   build({ ...cjsWithUrl, entryPoints: { settings: 'src/config.ts' }, plugins: [jsoncPure] }),
   build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true, plugins: [...esm.plugins, jsoncPure] }),

@@ -7,7 +7,7 @@ import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
 // The ES module build: esbuild cannot bundle the UMD one that "main" names.
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
-import * as z from 'zod/mini';
+import * as z from './zod.js';
 import { SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
@@ -36,26 +36,36 @@ const seedLimit = (max: number) =>
       z.lte(max, `must be at most ${max}: the limit may be lowered, never raised`),
     );
 
+const isBoolean = (v: unknown): boolean => typeof v === 'boolean';
+const isString = (v: unknown): boolean => typeof v === 'string';
+const isSeedLimit = (max: number) => (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= max;
+
 /**
  * Every setting: its type, its default, the environment variable that overrides it. A
- * schema is built the first time a value of its setting is checked: a run checks only
- * the few that are set, and building all of them is most of what loading this table costs.
+ * schema is built the first time a value of its setting needs it: a run checks only the
+ * few that are set, and building all of them is most of what loading this table costs.
+ * `plain` accepts only values the schema accepts as they are (test/unit/setting-checks.test.ts
+ * holds it to that): a value it passes is taken without zod, which a run then never
+ * initialises; any other value gets the schema's verdict and message.
  */
 export const SETTINGS = {
   resume: {
     schema: () => z.boolean('must be true or false'),
+    plain: isBoolean,
     default: false,
     env: 'CURSOR_RESUME_ENABLED',
     help: `resume the existing Cursor chat when it is proven safe (unset: ${SHARED_SWITCH} decides, on for 1, true, on or yes)`,
   },
   agent: {
     schema: () => z.string('must be a string').check(z.minLength(1, 'must not be empty')),
+    plain: (v: unknown) => typeof v === 'string' && v.length > 0,
     default: DEFAULT_AGENT,
     env: 'CURSOR_RESUME_AGENT',
     help: 'the cursor-agent executable: a name on PATH or a path',
   },
   runtimeDir: {
     schema: () => z.string('must be a string').check(z.refine((v) => v.startsWith('/'), 'must be an absolute path')),
+    plain: (v: unknown) => typeof v === 'string' && v.startsWith('/'),
     default: '',
     env: 'CURSOR_RESUME_RUNTIME_DIR',
     help: "where the helper's socket and lock live (empty: $XDG_RUNTIME_DIR/cursor-resume, else a per-user folder in the temp dir)",
@@ -66,42 +76,49 @@ export const SETTINGS = {
         z.string('must be a string').check(z.refine(compilable, 'is not a valid regular expression')),
         'must be a JSON array of strings',
       ),
+    plain: (v: unknown) => Array.isArray(v) && v.every((p) => typeof p === 'string' && compilable(p)),
     default: [] as string[],
     env: undefined,
     help: "regular expressions that mark a title or metadata prompt, each tested against the start of the first system and the first user message; added to OpenCode's title requests, which are always detected",
   },
   retryFresh: {
     schema: () => z.boolean('must be true or false'),
+    plain: isBoolean,
     default: true,
     env: undefined,
     help: 'when a resumed chat turns out to be gone before any output, retry once as a fresh chat',
   },
   unsafeDelta: {
     schema: () => z.enum(['fresh', 'resume-full'], 'must be fresh or resume-full'),
+    plain: (v: unknown) => v === 'fresh' || v === 'resume-full',
     default: 'fresh' as 'fresh' | 'resume-full',
     env: undefined,
     help: 'when new messages cannot be sent faithfully as text (an image, a file, a new system message, ...): start a fresh chat, or resume with the full prompt',
   },
   ttlMinutes: {
     schema: () => seedLimit(SEED_TTL_MINUTES),
+    plain: isSeedLimit(SEED_TTL_MINUTES),
     default: SEED_TTL_MINUTES,
     env: undefined,
     help: `how long a chat stays resumable, in minutes (1 to ${SEED_TTL_MINUTES}: may be lowered, never raised)`,
   },
   maxEntries: {
     schema: () => seedLimit(SEED_MAX_ENTRIES),
+    plain: isSeedLimit(SEED_MAX_ENTRIES),
     default: SEED_MAX_ENTRIES,
     env: undefined,
     help: `how many branches the helper keeps (1 to ${SEED_MAX_ENTRIES}: may be lowered, never raised)`,
   },
   verbose: {
     schema: () => z.boolean('must be true or false'),
+    plain: isBoolean,
     default: false,
     env: 'CURSOR_RESUME_VERBOSE',
     help: 'print each decision and its reason, and why the helper could not be used, to stderr',
   },
   trace: {
     schema: () => z.string('must be a string'),
+    plain: isString,
     default: '',
     env: 'CURSOR_RESUME_TRACE',
     help: 'a file to append one JSON line per run to (empty: none)',
@@ -149,8 +166,13 @@ const schemaOf = (name: SettingName): z.ZodMiniType => {
   return schema;
 };
 
-/** Checks a value against its setting's schema; the message says what is allowed. */
+/** Checks a value against its setting's rule; the message says what is allowed. */
 export function validateSetting<K extends SettingName>(name: K, value: unknown, where: string): Settings[K] {
+  return SETTINGS[name].plain(value) ? (value as Settings[K]) : settingBySchema(name, value, where);
+}
+
+/** The schema's verdict on a setting's value: the value as the schema gives it back, or its message. */
+export function settingBySchema<K extends SettingName>(name: K, value: unknown, where: string): Settings[K] {
   const result = schemaOf(name).safeParse(value);
   if (!result.success) {
     const issue = result.error.issues[0]!;

@@ -5,7 +5,7 @@
 // no message text can reach the helper even by mistake. `hello` and `shutdown`
 // keep this shape in every protocol version: that is how a client meets and stops
 // a helper of another version.
-import * as z from 'zod/mini';
+import * as z from '../zod.js';
 import { PREFIX_HEX } from '../cache/known.js';
 import type { PrefixesResult } from '../cache/store.js';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';

@@ -1,6 +1,6 @@
 // AI SDK language-model prompt: {prompt: [...], tools: [...]}, as OpenCode hands it to a provider.
-import * as z from 'zod/mini';
-import { checkEnvelope, envelope, messageOf, partOf, str, textPart, toolName, toolSchema } from './common.js';
+import * as z from '../zod.js';
+import { checkEnvelope, messageOf, partOf, sharedSchemas, str, toolName, toolSchema, type TextPart } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
@@ -9,6 +9,7 @@ import type { Conversation, Message, Part, Tool } from './types.js';
  * took, with openai.ts's, a young-generation collection (BENCHMARKS.md, benchmark 2).
  */
 function schemas() {
+  const { envelope, textPart } = sharedSchemas();
   const filePart = z.object({
     type: z.literal('file'),
     data: z.unknown(),
@@ -89,7 +90,7 @@ let built: ReturnType<typeof schemas> | undefined;
 type Schemas = ReturnType<typeof schemas>;
 
 type AnyPart =
-  | z.infer<typeof textPart>
+  | TextPart
   | z.infer<Schemas['filePart']>
   | z.infer<Schemas['imagePart']>
   | z.infer<Schemas['reasoningPart']>

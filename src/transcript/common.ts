@@ -1,4 +1,4 @@
-import * as z from 'zod/mini';
+import * as z from '../zod.js';
 import { concreteModel } from './model.js';
 import { TranscriptError } from './errors.js';
 import { MAX_FIELD_LENGTH } from './limits.js';
@@ -9,21 +9,6 @@ export function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
-
-// One wording for every type mismatch, in every schema: what was expected, and what came.
-// jitless: zod would compile a parser per object schema with new Function() on first use;
-// a run parses one transcript and exits, and the plain path is faster for it at every
-// size measured (10 to 10,000 messages; bench/scale.ts).
-z.config({
-  jitless: true,
-  customError: (iss) => {
-    if (iss.code !== 'invalid_type') return undefined;
-    // zod's word for a required value of any type.
-    if (iss.expected === 'nonoptional') return 'missing; expected a value';
-    const expected = iss.expected === 'array' || iss.expected === 'object' ? `an ${iss.expected}` : `a ${iss.expected}`;
-    return iss.input === undefined ? `missing; expected ${expected}` : `expected ${expected}, got ${describe(iss.input)}`;
-  },
-});
 
 /** Longest part of an input value an error message quotes. */
 const QUOTED_LENGTH = 60;
@@ -51,7 +36,7 @@ export const str = (what?: string) => (what ? z.string({ error: `expected ${what
 /** A tool's name: it is what calls and results refer to, so it must be there. */
 export const toolName = () => z.string().check(z.minLength(1, 'must not be empty: a tool needs a name'));
 
-const isSchema = (value: unknown): boolean => value === null || (typeof value === 'object' && !Array.isArray(value));
+export const isSchema = (value: unknown): boolean => value === null || (typeof value === 'object' && !Array.isArray(value));
 
 /**
  * A tool's parameters: a JSON schema object, or null. Checked, not parsed: zod would
@@ -59,17 +44,42 @@ const isSchema = (value: unknown): boolean => value === null || (typeof value ==
  */
 export const toolSchema = () => z.optional(z.unknown().check(z.refine(isSchema, 'expected a JSON schema (an object)')));
 
-/** Only an assistant message carries tool calls; anywhere else they would be dropped without a word. */
-export const noToolCalls = z.optional(z.nullable(z.never({ error: 'only an assistant message carries tool calls' })));
-
-export const textPart = z.object({ type: z.literal('text'), text: str() });
-
-/** Values a transcript may carry beside its messages; checked the same way for every shape. */
-export const envelope = {
-  model: z.optional(str()),
-  workspace: z.optional(str()),
-  sessionId: z.optional(str()),
-};
+/**
+ * zod configured for our schemas, and the schemas both shapes share: built the first time
+ * a transcript needs a schema, which a plain OpenAI body's or a plain-text prompt's never
+ * does, so such a turn never initialises zod (scripts/build.mjs, lazyZod).
+ */
+function buildShared() {
+  // One wording for every type mismatch, in every schema: what was expected, and what came.
+  // jitless: zod would compile a parser per object schema with new Function() on first use;
+  // a run parses one transcript and exits, and the plain path is faster for it at every
+  // size measured (10 to 10,000 messages; bench/scale.ts).
+  z.config({
+    jitless: true,
+    customError: (iss) => {
+      if (iss.code !== 'invalid_type') return undefined;
+      // zod's word for a required value of any type.
+      if (iss.expected === 'nonoptional') return 'missing; expected a value';
+      const expected = iss.expected === 'array' || iss.expected === 'object' ? `an ${iss.expected}` : `a ${iss.expected}`;
+      return iss.input === undefined ? `missing; expected ${expected}` : `expected ${expected}, got ${describe(iss.input)}`;
+    },
+  });
+  return {
+    /** Only an assistant message carries tool calls; anywhere else they would be dropped without a word. */
+    noToolCalls: z.optional(z.nullable(z.never({ error: 'only an assistant message carries tool calls' }))),
+    textPart: z.object({ type: z.literal('text'), text: str() }),
+    /** Values a transcript may carry beside its messages; checked the same way for every shape. */
+    envelope: {
+      model: z.optional(str()),
+      workspace: z.optional(str()),
+      sessionId: z.optional(str()),
+    },
+  };
+}
+let shared: ReturnType<typeof buildShared> | undefined;
+/** Call before building any other schema: it configures zod. */
+export const sharedSchemas = () => (shared ??= buildShared());
+export type TextPart = z.infer<ReturnType<typeof sharedSchemas>['textPart']>;
 
 /** Anything from stdin that will reach an argv must never be read as a flag. */
 export function checkEnvelope(fields: {

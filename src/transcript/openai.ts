@@ -1,17 +1,26 @@
 // OpenAI Chat Completions body: {model, messages, tools}.
-import * as z from 'zod/mini';
-import { checkEnvelope, envelope, messageOf, noToolCalls, partOf, str, textPart, toolName, toolSchema } from './common.js';
+import * as z from '../zod.js';
+import { checkEnvelope, isSchema, messageOf, partOf, sharedSchemas, str, toolName, toolSchema, type TextPart } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
-const toolDef = z.object({
-  type: z.literal('function', { error: 'expected "function"' }),
-  function: z.object({ name: toolName(), description: z.optional(str()), parameters: toolSchema() }),
-});
+const toolsSchema = () =>
+  z.optional(
+    z.nullable(
+      z.array(
+        z.object({
+          type: z.literal('function', { error: 'expected "function"' }),
+          function: z.object({ name: toolName(), description: z.optional(str()), parameters: toolSchema() }),
+        }),
+        { error: 'expected an array of tool definitions' },
+      ),
+    ),
+  );
 
-const tools = z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' })));
-/** The body but its messages, for a transcript whose messages were all read by plainMessage. */
-const bodyBesideMessages = z.object({ ...envelope, tools });
+/** The schema of the body but its messages, for a transcript whose messages were all read by plainMessage. */
+const besideSchema = () => z.object({ ...sharedSchemas().envelope, tools: toolsSchema() });
+let beside: ReturnType<typeof besideSchema> | undefined;
+type Beside = z.infer<ReturnType<typeof besideSchema>>;
 
 /**
  * The schema of a whole body, built the first time a transcript needs it: one whose
@@ -19,6 +28,7 @@ const bodyBesideMessages = z.object({ ...envelope, tools });
  * run took, with ai-sdk.ts's, a young-generation collection (BENCHMARKS.md, benchmark 2).
  */
 function fullSchemas() {
+  const { envelope, noToolCalls, textPart } = sharedSchemas();
   const imagePart = z.object({
     type: z.literal('image_url'),
     image_url: z.union([str(), z.object({ url: str() })], { error: 'expected an object with a "url" string' }),
@@ -70,7 +80,7 @@ function fullSchemas() {
   const body = z.object({
     ...envelope,
     messages: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
-    tools,
+    tools: toolsSchema(),
   });
   return { body, user, refusalPart };
 }
@@ -78,7 +88,7 @@ let full: ReturnType<typeof fullSchemas> | undefined;
 
 type UserPart = z.infer<ReturnType<typeof fullSchemas>['user']>['content'];
 
-function fromContent(content: string | ReadonlyArray<z.infer<typeof textPart> | { type: string }>): Part[] {
+function fromContent(content: string | ReadonlyArray<TextPart | { type: string }>): Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
   return content.map((part): Part => {
     const p = part as Exclude<UserPart, string>[number] | z.infer<ReturnType<typeof fullSchemas>['refusalPart']>;
@@ -168,13 +178,52 @@ function plainMessages(messages: unknown): Message[] | undefined {
   return out;
 }
 
+/**
+ * The fields beside the messages (the envelope and the tools) as the schema gives them
+ * back, when they are plainly valid, as nearly every body's are; undefined for anything
+ * else, which the schema then reads (besideBySchema), naming the error if there is one.
+ * Reading them here spares a turn initialising zod at all.
+ */
+export function plainBeside(body: Record<string, unknown>): Beside | undefined {
+  const out: Beside = {};
+  for (const key of ['model', 'workspace', 'sessionId'] as const) {
+    const value = body[key];
+    if (value === undefined) continue;
+    if (typeof value !== 'string') return undefined;
+    out[key] = value;
+  }
+  const { tools } = body;
+  if (tools === null) out.tools = null;
+  else if (tools !== undefined) {
+    if (!Array.isArray(tools)) return undefined;
+    const read: NonNullable<Beside['tools']> = [];
+    for (const tool of tools) {
+      if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) return undefined;
+      const { name, description, parameters } = tool.function;
+      if (typeof name !== 'string' || name.length === 0) return undefined;
+      if ((description !== undefined && typeof description !== 'string') || (parameters !== undefined && !isSchema(parameters))) {
+        return undefined;
+      }
+      const fn: (typeof read)[number]['function'] = { name };
+      if (description !== undefined) fn.description = description;
+      if (parameters !== undefined) fn.parameters = parameters;
+      read.push({ type: 'function', function: fn });
+    }
+    out.tools = read;
+  }
+  return out;
+}
+
+/** The schema's reading of the fields beside the messages, or its error. */
+export function besideBySchema(body: unknown): Beside {
+  const parsed = (beside ??= besideSchema()).safeParse(body);
+  if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
+  return parsed.data;
+}
+
 export function parseOpenAI(value: unknown): Conversation {
   const plain = plainMessages((value as { messages?: unknown }).messages);
-  if (plain) {
-    const parsed = bodyBesideMessages.safeParse(value);
-    if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
-    return conversationOf(parsed.data, plain);
-  }
+  if (plain) return conversationOf(plainBeside(value as Record<string, unknown>) ?? besideBySchema(value), plain);
   const parsed = (full ??= fullSchemas()).body.safeParse(value);
   if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
   const data = parsed.data;
@@ -204,7 +253,7 @@ export function parseOpenAI(value: unknown): Conversation {
   return conversationOf(data, messages);
 }
 
-function conversationOf(data: z.infer<typeof bodyBesideMessages>, messages: Message[]): Conversation {
+function conversationOf(data: Beside, messages: Message[]): Conversation {
   const tools: Tool[] = (data.tools ?? []).map((t) => ({
     name: t.function.name,
     description: t.function.description ?? '',

@@ -1,4 +1,4 @@
-import type * as z from 'zod/mini';
+import type * as z from '../zod.js';
 import { TranscriptError, formatPath } from './errors.js';
 
 type Issue = z.core.$ZodIssue;
