@@ -3,7 +3,7 @@
 // sets globalThis.__zod_globalConfig as it does). Input a schema must read still starts
 // it, and through it gets the schema's own message: the probe sees both.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, tempDir } from '../support/cli.js';
@@ -38,12 +38,20 @@ describe('zod starts only for input a schema must read', () => {
     assert.equal(c.lastTrace().decision, 'resume-delta', JSON.stringify(c.lastTrace()));
   });
 
-  test('a plain-text prompt and a plain OpenAI dry run never initialise zod', async () => {
+  test("a plain-text prompt, the OpenCode plugin's text and a plain OpenAI dry run never initialise zod", async () => {
     const env = world();
     const text = await probed(DRY, 'hello there', env);
     assert.equal(text.code, 0, text.stderr);
     assert.equal(JSON.parse(text.stdout).reason, 'plain-text');
     assert.equal(text.zod, false);
+    // The OpenCode plugin's own bytes: the caller every turn of which should be cheap.
+    const plugin = readFileSync(new URL('../fixtures/opencode-plugin/turn2-off-chat.txt', import.meta.url), 'utf8');
+    const layout = await probed(DRY, plugin, env);
+    assert.equal(layout.code, 0, layout.stderr);
+    // Read as a conversation (it has an anchor), not passed on as plain text.
+    const plan = JSON.parse(layout.stdout) as { reason: string; anchor: string | null };
+    assert.deepEqual([plan.reason, typeof plan.anchor], ['no-entry', 'string']);
+    assert.equal(layout.zod, false);
     const body = JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }], tools: null });
     const openai = await probed(DRY, body, env);
     assert.equal(openai.code, 0, openai.stderr);
