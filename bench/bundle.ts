@@ -10,11 +10,21 @@ import type { Snapshot } from './lib/world.js';
 /** Must never load on a run line: the faces' dependencies, and zod's full (classic) API. */
 const FORBIDDEN = ['chalk', 'conf', 'execa', 'commander', 'zod (classic)'];
 
-/** Files a module loads as it starts: ES module imports and CommonJS requires of files beside it. */
-const STATIC_DEPS = /(?:^|\n)import\s+(?:[^;"]*?\sfrom\s+)?"(\.\/[^"]+)"|\brequire\("(\.\/[^"]+)"\)/g;
+/**
+ * Files a module loads as it starts: ES module imports and CommonJS requires of files beside
+ * it. A require assigned with `??=` is the build's load on first use (dist/zod.cjs): LAZY_DEPS.
+ */
+const STATIC_DEPS = /(?:^|\n)import\s+(?:[^;"]*?\sfrom\s+)?"(\.\/[^"]+)"|(?<!\?\?=\s*)\brequire\("(\.\/[^"]+)"\)/g;
+const LAZY_DEPS = /\?\?=\s*require\("(\.\/[^"]+)"\)/g;
 
 function staticDeps(file: string): string[] {
   return [...readFileSync(file, 'utf8').matchAll(STATIC_DEPS)].map((m) => (m[1] ?? m[2])!);
+}
+
+/** Files the given ones load only on first use, by their names in dist/. */
+function lazyDeps(dist: string, files: string[]): string[] {
+  const found = files.flatMap((f) => [...readFileSync(join(dist, f), 'utf8').matchAll(LAZY_DEPS)].map((m) => m[1]!.replace(/^\.\//, '')));
+  return [...new Set(found)].filter((f) => !files.includes(f));
 }
 
 function packagesOf(file: string): string[] {
@@ -61,7 +71,10 @@ export async function bundleBench(snapshot: Snapshot): Promise<BenchOutcome> {
   const files = runPathFiles(snapshot.dir);
   const bytes = files.reduce((sum, f) => sum + statSync(join(dist, f)).size, 0);
   const packages = [...new Set(files.flatMap((f) => packagesOf(join(dist, f))))].sort();
-  const forbidden = packages.filter((p) => FORBIDDEN.includes(p));
+  const lazy = lazyDeps(dist, files);
+  const lazyBytes = lazy.reduce((sum, f) => sum + statSync(join(dist, f)).size, 0);
+  const lazyPackages = [...new Set(lazy.flatMap((f) => packagesOf(join(dist, f))))].sort();
+  const forbidden = [...new Set([...packages, ...lazyPackages])].filter((p) => FORBIDDEN.includes(p));
   const cache = join(dist, 'cli.cjs.cache');
   const cacheBytes = existsSync(cache) ? statSync(cache).size : 0;
   return {
@@ -72,13 +85,20 @@ export async function bundleBench(snapshot: Snapshot): Promise<BenchOutcome> {
       { metric: 'V8 code cache read with them', value: cacheBytes > 0 ? `cli.cjs.cache, ${(cacheBytes / 1024).toFixed(1)} KiB` : 'none' },
       { metric: 'packages in them', value: packages.join(', ') || 'none' },
       {
+        metric: 'loaded on first use only (a turn whose input needs a schema)',
+        value:
+          lazy.length === 0
+            ? 'none'
+            : `${lazy.join(', ')}, ${(lazyBytes / 1024).toFixed(1)} KiB: ${lazyPackages.join(', ') || 'no package'}`,
+      },
+      {
         metric: 'chalk, conf, execa, commander, full zod',
         value: forbidden.length === 0 ? 'none loaded' : forbidden.join(', '),
         goal: 'none',
         met: forbidden.length === 0,
       },
     ],
-    data: { files, bytes, packages, cacheBytes },
+    data: { files, bytes, packages, cacheBytes, lazy, lazyBytes },
     notes: [],
   };
 }

@@ -5,6 +5,8 @@
 //                                 loader: about 10 ms less per turn than ES modules in six chunks.
 //   dist/cli.cjs.cache            V8's code cache of cli.cjs, taken from a real turn
 //                                 (scripts/code-cache.mjs): about 10 ms less again
+//   dist/zod.cjs                  zod/mini (through src/zod.ts), which cli.cjs requires only
+//                                 when a transcript or a setting needs a schema (lazyZod)
 //   dist/boot.cjs                 refuses a cursor-resume that runs itself, hands a line that
 //                                 is cursor-agent's whole straight to it, else loads cli.cjs
 //                                 with that cache; bin/ (CommonJS, see bin/package.json)
@@ -85,12 +87,12 @@ const lazyFromCli = {
 };
 
 /**
- * In cli.cjs, src/zod.ts (the one import of zod/mini) is initialised on first use: its
- * importers get an object whose getters require it then, so a turn whose input needs no
- * schema (a plain OpenAI body, a plain-text prompt, settings plainly valid) never runs
- * zod's module set-up. The getters are src/zod.ts's exports as esbuild reads them; what
- * it does not export is still left out. Importing zod/mini anywhere else would start it
- * with its importer again, so the build refuses it.
+ * In cli.cjs, src/zod.ts (the one import of zod/mini) is loaded on first use from its own
+ * bundle beside it, dist/zod.cjs: its importers get an object whose getters require it
+ * then, so a turn whose input needs no schema (a plain OpenAI body, a plain-text prompt,
+ * settings plainly valid) neither reads, compiles nor runs zod, a quarter of the run
+ * path's code. The getters are src/zod.ts's exports as esbuild reads them. Importing
+ * zod/mini anywhere else would put it back in cli.cjs, so the build refuses it.
  */
 const lazyZod = {
   name: 'lazy-zod',
@@ -105,6 +107,7 @@ const lazyZod = {
     b.onResolve({ filter: /\/zod\.js$/ }, (args) =>
       args.namespace === 'file' && args.importer.startsWith(src) ? { path: 'src/zod.ts', namespace: 'lazy-zod' } : undefined,
     );
+    b.onResolve({ filter: /^\.\/zod\.cjs$/, namespace: 'lazy-zod' }, () => ({ path: './zod.cjs', external: true }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-zod' }, async () => {
       const { metafile } = await build({
         entryPoints: [real],
@@ -118,7 +121,7 @@ const lazyZod = {
       if (names.length === 0) return { errors: [{ text: 'src/zod.ts exports nothing' }] };
       const getters = names.map((n) => `get ${n}() { return load().${n}; }`).join(',\n');
       return {
-        contents: `let zod;\nconst load = () => (zod ??= require('./zod.ts'));\nmodule.exports = {\n${getters}\n};\n`,
+        contents: `let zod;\nconst load = () => (zod ??= require('./zod.cjs'));\nmodule.exports = {\n${getters}\n};\n`,
         loader: 'js',
         resolveDir: src,
       };
@@ -166,6 +169,7 @@ await rm('dist', { recursive: true, force: true });
 await Promise.all([
   build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli, jsoncPure, lazyZod] }),
   build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
+  build({ ...cjsWithUrl, entryPoints: { zod: 'src/zod.ts' } }),
   build({ ...cjsWithUrl, entryPoints: { settings: 'src/config.ts' }, plugins: [jsoncPure] }),
   build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true, plugins: [...esm.plugins, jsoncPure] }),
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),

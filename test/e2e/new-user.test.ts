@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, ROOT, runCli, sandboxEnv, STAND_IN, tempDir } from '../support/cli.js';
 import { Conversation, readLog } from '../support/conversation.js';
@@ -32,6 +32,7 @@ describe('the package', () => {
       'dist/boot.cjs',
       'dist/cli.cjs',
       'dist/cli.cjs.cache',
+      'dist/zod.cjs',
       'dist/program.js',
       'dist/helper/helper-server.js',
       'man/cursor-resume.1',
@@ -56,6 +57,9 @@ describe('the package', () => {
       for (const [, name] of text.matchAll(/(?<![`'"\w.])require\("([^"]+)"\)/g)) {
         if (name === undefined) continue;
         assert.ok(isBuiltin(name) || name.startsWith('./') || name.startsWith('../'), `${file} loads ${name}`);
+        // A file beside it (dist/zod.cjs, say, loaded only by a turn that needs a schema) must ship too.
+        if (!isBuiltin(name))
+          assert.ok(files.includes(posix.join(posix.dirname(file), name)), `${file} loads ${name}, which is not shipped`);
       }
     }
   });
