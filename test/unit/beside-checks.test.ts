@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { TranscriptError } from '../../src/transcript/errors.js';
 import { besideBySchema, plainBeside } from '../../src/transcript/openai.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
+import { mutation as mutationOf, type Mutation as MutationOf } from '../support/mutations.js';
 
 type Body = Record<string, unknown>;
 
@@ -62,25 +63,9 @@ const PLACES: Record<string, Place[]> = {
   parameters: ['function'],
 };
 
-type Mutation = { where: Place; key: string; drop: boolean; value: unknown };
+type Mutation = MutationOf<Place>;
 
-const mutation: fc.Arbitrary<Mutation> = fc
-  .oneof(
-    { arbitrary: fc.constantFrom(...Object.keys(EDGES)), weight: 6 },
-    fc.constantFrom('__proto__', 'constructor', 'toString', 'messages'),
-    fc.string({ maxLength: 6 }),
-  )
-  .chain((key) =>
-    fc.record({
-      where: fc.constantFrom(...(Object.hasOwn(PLACES, key) ? PLACES[key]! : (['top', 'tool', 'function'] as const))),
-      key: fc.constant(key),
-      drop: fc.boolean(),
-      value: fc.oneof(
-        { arbitrary: fc.constantFrom(...(Object.hasOwn(EDGES, key) ? EDGES[key]! : [null])), weight: 4 },
-        fc.jsonValue({ maxDepth: 2 }),
-      ),
-    }),
-  );
+const mutation = mutationOf(EDGES, PLACES, ['top', 'tool', 'function'], ['__proto__', 'constructor', 'toString', 'messages'], 6);
 
 /** The body as JSON text would give it, with one field set, added or removed at the top, in its first tool or in that tool's function. */
 function bent(body: Body, change: Mutation): Body {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { checkRequest, hotRequest, MAX_DIGESTS_PER_LINE, MAX_PROBES, parseRequest } from '../../src/helper/protocol.js';
+import { mutation as mutationOf, type Mutation as MutationOf } from '../support/mutations.js';
 
 const hexOf = (length: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: length, maxLength: length });
 const digests = (min: number, max: number) => fc.integer({ min, max }).chain((n) => hexOf(n * 32));
@@ -98,26 +99,10 @@ const PLACES: Record<string, Array<'top' | 'record' | 'base'>> = {
   version: ['top', 'base'],
 };
 
-type Mutation = { where: 'top' | 'record' | 'base'; key: string; drop: boolean; value: unknown };
+type Mutation = MutationOf<'top' | 'record' | 'base'>;
 
 /** A key a request must not carry, or one it may, and a value for it: mostly at the edges of its rule, sometimes anything. */
-const mutation: fc.Arbitrary<Mutation> = fc
-  .oneof(
-    { arbitrary: fc.constantFrom(...Object.keys(EDGES)), weight: 6 },
-    fc.constantFrom('__proto__', 'constructor', 'toString', 'extra'),
-    fc.string({ maxLength: 8 }),
-  )
-  .chain((key) =>
-    fc.record({
-      where: fc.constantFrom(...(Object.hasOwn(PLACES, key) ? PLACES[key]! : (['top', 'record', 'base'] as const))),
-      key: fc.constant(key),
-      drop: fc.boolean(),
-      value: fc.oneof(
-        { arbitrary: fc.constantFrom(...(Object.hasOwn(EDGES, key) ? EDGES[key]! : [null])), weight: 4 },
-        fc.jsonValue({ maxDepth: 2 }),
-      ),
-    }),
-  );
+const mutation = mutationOf(EDGES, PLACES, ['top', 'record', 'base'], ['__proto__', 'constructor', 'toString', 'extra'], 8);
 
 /** The request as a line, with one field set, added or removed at the top, in the record or in its base. */
 function bent(request: Record<string, unknown>, change: Mutation): string {
