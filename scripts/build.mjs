@@ -1,5 +1,6 @@
 // Bundles each program under dist/, shaped for start-up time (bench/, BENCHMARKS.md):
-//   dist/cli.cjs                  the CLI and the whole run path in ONE CommonJS file, written
+//   dist/cli.cjs                  the CLI and the whole run path in ONE CommonJS file (zod aside,
+//                                 in dist/zod.cjs below, for the turns that need it), written
 //                                 as the function boot.cjs calls. A turn then resolves and
 //                                 compiles one file, and Node never starts its ES module
 //                                 loader: about 10 ms less per turn than ES modules in six chunks.
@@ -92,20 +93,23 @@ const lazyFromCli = {
  * then, so a turn whose input needs no schema (a plain OpenAI body, a plain-text prompt,
  * settings plainly valid) neither reads, compiles nor runs zod, a quarter of the run
  * path's code. The getters are src/zod.ts's exports as esbuild reads them. Importing
- * zod/mini anywhere else would put it back in cli.cjs, so the build refuses it.
+ * zod anywhere else would put it back in cli.cjs, so the build refuses it.
  */
 const lazyZod = {
   name: 'lazy-zod',
   setup(b) {
     const src = fileURLToPath(new URL('../src/', import.meta.url));
     const real = join(src, 'zod.ts');
-    b.onResolve({ filter: /^zod\/mini$/ }, (args) =>
+    // zod by any name ('zod', 'zod/mini', 'zod/v4/mini', ...): each would put an eager copy in cli.cjs.
+    b.onResolve({ filter: /^zod(\/|$)/ }, (args) =>
       args.importer === real
         ? undefined
         : { errors: [{ text: `${args.importer}: import zod through src/zod.ts, which cli.cjs loads on first use` }] },
     );
     b.onResolve({ filter: /\/zod\.js$/ }, (args) =>
-      args.namespace === 'file' && args.importer.startsWith(src) ? { path: 'src/zod.ts', namespace: 'lazy-zod' } : undefined,
+      args.namespace === 'file' && join(args.resolveDir, args.path) === join(src, 'zod.js')
+        ? { path: 'src/zod.ts', namespace: 'lazy-zod' }
+        : undefined,
     );
     b.onResolve({ filter: /^\.\/zod\.cjs$/, namespace: 'lazy-zod' }, () => ({ path: './zod.cjs', external: true }));
     b.onLoad({ filter: /.*/, namespace: 'lazy-zod' }, async () => {
@@ -169,7 +173,7 @@ await rm('dist', { recursive: true, force: true });
 await Promise.all([
   build({ ...cjsWithUrl, entryPoints: { cli: 'src/cli.ts' }, plugins: [lazyFromCli, jsoncPure, lazyZod] }),
   build({ ...cjsWithUrl, entryPoints: { boot: 'src/boot.ts' } }),
-  build({ ...cjsWithUrl, entryPoints: { zod: 'src/zod.ts' } }),
+  build({ ...cjs, outExtension: { '.js': '.cjs' }, entryPoints: { zod: 'src/zod.ts' } }),
   build({ ...cjsWithUrl, entryPoints: { settings: 'src/config.ts' }, plugins: [jsoncPure] }),
   build({ ...esm, entryPoints: { program: 'src/program.ts' }, splitting: true, plugins: [...esm.plugins, jsoncPure] }),
   build({ ...cjs, entryPoints: { 'helper/helper-server': 'src/helper/server-main.ts' } }),

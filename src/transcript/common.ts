@@ -77,7 +77,10 @@ function buildShared() {
   };
 }
 let shared: ReturnType<typeof buildShared> | undefined;
-/** Call before building any other schema: it configures zod. */
+/**
+ * Call before building any transcript schema: it configures zod (the settings' and the helper's
+ * schemas each word their own errors, and are no object schemas jitless would change).
+ */
 export const sharedSchemas = () => (shared ??= buildShared());
 export type TextPart = z.infer<ReturnType<typeof sharedSchemas>['textPart']>;
 
