@@ -52,7 +52,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const started = monotonicMs();
   const input = await readStdin();
   boundYoungHeap(input.length);
-  const conversation = parseTranscript(input);
+  const conversation = parseTranscript(input, { ownsRoomAfter: true });
   const { context, given } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
   const say = (line: string): void => {

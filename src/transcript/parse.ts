@@ -1,4 +1,5 @@
 import { parseAiSdk } from './ai-sdk.js';
+import { parseAsciiJson } from './ascii-json.js';
 import { checkJsonSize, decodeLossy, decodeUtf8, notUtf8, parseJson } from './decode.js';
 import { describe } from './common.js';
 import { TranscriptError } from './errors.js';
@@ -12,7 +13,9 @@ const EMPTY = 'stdin is empty: pipe a transcript (a JSON body or a plain-text pr
 const JSON_SCALAR = /^["\-0-9tfn]/;
 
 /**
- * Stdin's bytes (or text already decoded) → the canonical Conversation. The rule:
+ * Stdin's bytes (or text already decoded) → the canonical Conversation. `ownsRoomAfter`: the
+ * bytes' ArrayBuffer after them is the caller's to write to (a large JSON body is then parsed
+ * as one-byte text, ascii-json.ts; the bytes stay as they came). The rule:
  * - text whose first non-blank character is "{" is a JSON transcript and must parse,
  *   as UTF-8 (a byte-order mark before it is allowed);
  * - JSON of any other type (an array, a string, a number, true, false, null) is refused:
@@ -21,8 +24,11 @@ const JSON_SCALAR = /^["\-0-9tfn]/;
  *   that came: a BOM, invalid UTF-8 and text beginning with "[" that is not JSON included;
  *   such text that reads exactly in the OpenCode plugin's layout is also read into messages.
  */
-export function parseTranscript(input: string | Uint8Array): Conversation {
+export function parseTranscript(input: string | Uint8Array, options: { ownsRoomAfter?: boolean } = {}): Conversation {
   if (typeof input === 'string') return parseText(input, undefined);
+  // Only the caller knows that the room after its bytes is its own (readStdin's buffer is).
+  const ascii = options.ownsRoomAfter ? parseAsciiJson(input) : undefined;
+  if (ascii !== undefined) return parseObject(ascii);
   const text = decodeUtf8(input);
   if (text !== null) return parseText(text, input);
   const shown = decodeLossy(input);

@@ -28,8 +28,12 @@ class Collector {
     this.chunks.push(buffer);
   }
 
+  /** The bytes in a buffer of their own (not Node's pool): the room after them is nobody else's. */
   bytes(): Buffer {
-    return Buffer.concat(this.chunks, this.size);
+    const out = Buffer.allocUnsafeSlow(this.size);
+    let at = 0;
+    for (const chunk of this.chunks) at += chunk.copy(out, at);
+    return out;
   }
 }
 
@@ -57,16 +61,17 @@ const FIRST_BUFFER = 16 * 1024 * 1024;
  * (EAGAIN), the stream takes over from there, so the outcome is what reading the
  * stream would have given. Any other failure is the caller's to know: a directory
  * on stdin is not "empty". Call it before anything touches process.stdin: creating
- * that stream makes fd 0 non-blocking.
+ * that stream makes fd 0 non-blocking. The bytes own their ArrayBuffer's room after them.
  */
 export async function readStdin(max: number = MAX_INPUT_BYTES): Promise<Buffer> {
   // Read straight into one buffer: no copy per chunk, no final concatenation. Not sized from fstat
   // for a file on stdin: that first fstatSync costs a run 0.3 ms, and the buffer's unused pages nothing.
-  let buffer = Buffer.allocUnsafe(Math.min(FIRST_BUFFER, max + 1));
+  // allocUnsafeSlow: never a slice of Node's pool, so the room after the bytes is ours to write (parseTranscript's ownsRoomAfter).
+  let buffer = Buffer.allocUnsafeSlow(Math.min(FIRST_BUFFER, max + 1));
   let size = 0;
   for (;;) {
     if (size === buffer.length) {
-      const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, max + 1));
+      const grown = Buffer.allocUnsafeSlow(Math.min(buffer.length * 2, max + 1));
       buffer.copy(grown, 0, 0, size);
       buffer = grown;
     }
