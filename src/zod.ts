@@ -1,6 +1,6 @@
-// The part of zod/mini the project uses, and the one place that imports it. In dist/cli.cjs
-// the build loads this module on first use (scripts/build.mjs, lazyZod): a turn whose input
-// needs no schema never initialises zod, whose modules build a few hundred objects as they start.
+// The part of zod/mini the project uses, and the one place that imports it. dist/cli.cjs
+// loads it on first use from its own bundle, dist/zod.cjs (scripts/build.mjs, lazyZod): a turn
+// whose input needs no schema never reads, compiles or initialises zod.
 export {
   array,
   boolean,

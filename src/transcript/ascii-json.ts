@@ -13,8 +13,11 @@ import { checkJsonSize } from './decode.js';
 export const ASCII_JSON_MIN_BYTES = 1024 * 1024;
 /** More runs of non-ASCII bytes than this (a conversation in another script) are not worth moving the body for. */
 export const MAX_RUNS = 500;
-/** Nor escapes longer than this in all: writing them costs more than decoding UTF-8 natively. */
-const MAX_GROWTH = 64 * 1024;
+/**
+ * Nor more non-ASCII bytes than this in all: writing their escapes (at most three times as
+ * long, 64 KiB) costs more than decoding UTF-8 natively.
+ */
+const MAX_RUN_BYTES = 32 * 1024;
 /** Scanned with isAscii first: only a chunk that holds non-ASCII bytes is walked byte by byte. */
 const CHUNK = 64 * 1024;
 const [BACKSLASH, OPEN_BRACE] = [0x5c, 0x7b];
@@ -32,10 +35,10 @@ export function parseAsciiJson(bytes: Uint8Array, minBytes = ASCII_JSON_MIN_BYTE
   if (length < minBytes || buffer[firstNonBlank(buffer)] !== OPEN_BRACE || isAscii(buffer) || !isUtf8(buffer)) return undefined;
   const runs = nonAsciiRuns(buffer);
   if (runs === undefined) return undefined;
-  if (runs.reduce((sum, [start, end]) => sum + end - start, 0) > MAX_GROWTH / 2) return undefined;
+  if (runs.reduce((sum, [start, end]) => sum + end - start, 0) > MAX_RUN_BYTES) return undefined;
   const escapes = runs.map(([start, end]) => escaped(buffer.toString('utf8', start, end)));
   const grown = escapes.reduce((sum, e, k) => sum + e.length - (runs[k]![1] - runs[k]![0]), 0);
-  if (grown > MAX_GROWTH || bytes.buffer.byteLength - bytes.byteOffset - length < grown) return undefined;
+  if (bytes.buffer.byteLength - bytes.byteOffset - length < grown) return undefined;
   const text = withEscapes(Buffer.from(bytes.buffer, bytes.byteOffset, length + grown), runs, escapes, grown);
   try {
     checkJsonSize(text);
