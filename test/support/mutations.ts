@@ -1,6 +1,17 @@
-// One bend of a JSON value for the tests that hold a hand-written check to its schema
-// (request-checks, beside-checks): a key set, added or dropped at one place in it.
+// For the tests that hold a hand-written check to its schema (request-checks, beside-checks,
+// setting-checks): one bend of a JSON value (a key set, added or dropped at one place in it),
+// and a check's outcome as a value to compare.
 import fc from 'fast-check';
+
+/** What `read` gives, or the message of the `Refusal` it throws (anything else is thrown on). */
+export function outcome(read: () => unknown, Refusal: new (...args: never[]) => Error): { value: unknown } | { error: string } {
+  try {
+    return { value: read() };
+  } catch (error) {
+    if (!(error instanceof Refusal)) throw error;
+    return { error: error.message };
+  }
+}
 
 export interface Mutation<Where extends string> {
   where: Where;

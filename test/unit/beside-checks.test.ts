@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { TranscriptError } from '../../src/transcript/errors.js';
 import { besideBySchema, plainBeside } from '../../src/transcript/openai.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
-import { mutation as mutationOf, type Mutation as MutationOf } from '../support/mutations.js';
+import { mutation as mutationOf, outcome as outcomeOf, type Mutation as MutationOf } from '../support/mutations.js';
 
 type Body = Record<string, unknown>;
 
@@ -81,14 +81,7 @@ function bent(body: Body, change: Mutation): Body {
   return JSON.parse(JSON.stringify(copy)) as Body;
 }
 
-const outcome = (read: () => unknown): { value: unknown } | { error: string } => {
-  try {
-    return { value: read() };
-  } catch (error) {
-    if (!(error instanceof TranscriptError)) throw error;
-    return { error: error.message };
-  }
-};
+const outcome = (read: () => unknown) => outcomeOf(read, TranscriptError);
 const bySchema = (body: Body) => outcome(() => besideBySchema(body));
 /** What parseOpenAI reads: the hand checks' value when they take the body, else the schema's verdict. */
 const read = (body: Body) => outcome(() => plainBeside(body) ?? besideBySchema(body));

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { SEED_MAX_ENTRIES, SEED_TTL_MINUTES, SETTINGS, settingBySchema, validateSetting, type SettingName } from '../../src/config.js';
 import { ConfigError } from '../../src/errors.js';
+import { outcome as outcomeOf } from '../support/mutations.js';
 
 const NAMES = Object.keys(SETTINGS) as SettingName[];
 const limit = (max: number) => [0, 1, 2, max - 1, max, max + 1, -1, -0, 1.5, NaN, Infinity, -Infinity, 2 ** 53, '1', null, true];
@@ -26,14 +27,7 @@ const EDGES: Record<SettingName, unknown[]> = {
 };
 const ALL_EDGES = Object.values(EDGES).flat();
 
-const outcome = (check: () => unknown): { value: unknown } | { error: string } => {
-  try {
-    return { value: check() };
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    return { error: error.message };
-  }
-};
+const outcome = (check: () => unknown) => outcomeOf(check, ConfigError);
 const WHERE = 'in /home/u/.config/cursor-resume/config.json';
 
 function sameVerdict(name: SettingName, value: unknown): 'accepted' | 'refused' {
