@@ -1,9 +1,14 @@
 // Benchmark 2: the time cursor-resume adds to a turn. Each iteration runs, in a
 // rotating order, a bare `node -e ''`, the stand-in directly with exactly the argv
-// and prompt cursor-resume would give it (from --dry-run), and the same turn
-// through cursor-resume. Added time = cursor-resume − direct, per iteration; the
-// first byte's delay = when the caller reads cursor-agent's first stdout byte through
-// cursor-resume − when it reads it from the agent run directly, per iteration.
+// and prompt cursor-resume would give it (from --dry-run), the same turn through
+// cursor-resume, and the same turn through the floor (bench/agents/floor-turn.ts: only
+// what any Node wrapper must do, against a line-echo server standing in for the helper).
+// Added time = cursor-resume − direct, per iteration; the first byte's delay = when the
+// caller reads cursor-agent's first stdout byte through cursor-resume − when it reads it
+// from the agent run directly, per iteration; the floor's alike.
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Conversation, STREAM_ARGS, codingScript, replyOf } from './lib/conversation.js';
 import { userText } from './lib/content.js';
 import type { BenchOutcome } from './lib/report.js';
@@ -22,9 +27,12 @@ interface Triple {
   bare: number;
   direct: number;
   wrapped: number;
-  /** From spawn to the caller's first stdout byte: the agent run directly, and through cursor-resume. */
+  /** The same turn through the floor turn. */
+  floor: number;
+  /** From spawn to the caller's first stdout byte: the agent run directly, through cursor-resume, and through the floor. */
   directFirstByte: number;
   wrappedFirstByte: number;
+  floorFirstByte: number;
   /** The --dry-run that planned the turn (node start, load, parse, helper lookup; no agent). */
   dryRun: number;
   decision: string;
@@ -40,14 +48,22 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
   const conversation = new Conversation(sandbox.workspace);
   let seed = 5000;
   const notes: string[] = [];
+  const planFile = join(sandbox.dir, 'floor-plan.json');
+  const echoSocket = join(sandbox.dir, 'line-echo.sock');
+  const echo = spawn(process.execPath, [snapshot.lineEcho, echoSocket], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    echo.stdout.once('data', () => resolve());
+    echo.once('exit', (code) => reject(new Error(`the line-echo server exited with status ${code} before it listened`)));
+  });
 
   /** One triple for the conversation's current transcript; cursor-resume's reply joins the transcript. */
   async function triple(i: number): Promise<Triple> {
     const body = conversation.body();
     const dry = expectOk('cursor-resume --dry-run', await runCli(snapshot, ['--dry-run', ...STREAM_ARGS], { input: body, env }));
     const plan = JSON.parse(dry.stdout) as DryRun;
-    const firstByte = { direct: Number.NaN, wrapped: Number.NaN };
-    const runs: Record<'bare' | 'direct' | 'wrapped', () => Promise<number>> = {
+    const firstByte = { direct: Number.NaN, wrapped: Number.NaN, floor: Number.NaN };
+    writeFileSync(planFile, JSON.stringify({ agent: snapshot.standIn, argv: plan.argv, prompt: plan.prompt }));
+    const runs: Record<'bare' | 'direct' | 'wrapped' | 'floor', () => Promise<number>> = {
       // The same environment for all three: a variable such as NODE_EXTRA_CA_CERTS costs every Node start tens of ms.
       bare: async () => expectOk('node -e', await runProcess(process.execPath, ['-e', ''], { env })).ms,
       direct: async () => {
@@ -64,16 +80,26 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
         conversation.applyReply(reply);
         return result.ms;
       },
+      floor: async () => {
+        const result = expectOk(
+          'floor turn',
+          await runProcess(process.execPath, [snapshot.floorTurn, echoSocket, planFile], { input: body, env }),
+        );
+        firstByte.floor = result.firstByteMs ?? Number.NaN;
+        return result.ms;
+      },
     };
-    const order = (['bare', 'direct', 'wrapped'] as const).map((_, k, all) => all[(k + i) % 3]!);
+    const order = (['bare', 'direct', 'wrapped', 'floor'] as const).map((_, k, all) => all[(k + i) % all.length]!);
     const times: Partial<Record<keyof typeof runs, number>> = {};
     for (const name of order) times[name] = await runs[name]();
     return {
       bare: times.bare!,
       direct: times.direct!,
       wrapped: times.wrapped!,
+      floor: times.floor!,
       directFirstByte: firstByte.direct,
       wrappedFirstByte: firstByte.wrapped,
+      floorFirstByte: firstByte.floor,
       dryRun: dry.ms,
       decision: plan.decision,
     };
@@ -101,6 +127,7 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
       cold.push(await triple(i));
     }
   } finally {
+    echo.kill();
     await sandbox.stopHelper();
   }
 
@@ -112,6 +139,9 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
   const firstByteBehind = median(warm.map((t) => t.wrappedFirstByte - t.directFirstByte));
   const coldAdded = median(added(cold));
   const dryOverBare = median(warm.map((t) => t.dryRun - t.bare));
+  // The floor: what no Node wrapper avoids. The goal's 10 ms is to be read against it.
+  const floorAdded = median(warm.map((t) => t.floor - t.direct));
+  const floorFirstByte = median(warm.map((t) => t.floorFirstByte - t.directFirstByte));
   return {
     id: 'added-time',
     title: '2. added time per turn',
@@ -135,6 +165,14 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
         goal: `<= bare node + 10 ms (${round(budget)} ms)`,
         met: firstByteBehind <= budget,
       },
+      {
+        metric: 'the floor (only what any Node wrapper must do): added time / first byte later (median)',
+        value: `bare node + ${round(floorAdded - bare)} / + ${round(floorFirstByte - bare)} ms`,
+      },
+      {
+        metric: 'cursor-resume above the floor: whole turn / first byte (median)',
+        value: `${round(median(warm.map((t) => t.wrapped - t.floor)))} / ${round(median(warm.map((t) => t.wrappedFirstByte - t.floorFirstByte)))} ms`,
+      },
       { metric: '--dry-run over bare node (load, parse, lookup)', value: `${round(dryOverBare)} ms` },
       {
         metric: `added time, cold helper (median of ${cold.length})`,
@@ -146,6 +184,8 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
         triples: warm,
         added: summarize(added(warm)),
         firstByteBehind: summarize(warm.map((t) => t.wrappedFirstByte - t.directFirstByte)),
+        floorAdded: summarize(warm.map((t) => t.floor - t.direct)),
+        floorFirstByteBehind: summarize(warm.map((t) => t.floorFirstByte - t.directFirstByte)),
         bare: summarize(warm.map((t) => t.bare)),
       },
       cold: { triples: cold, added: summarize(added(cold)) },

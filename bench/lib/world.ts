@@ -27,6 +27,9 @@ export interface Snapshot {
    * Node's ES module loader, which a run never does, and count its memory in the figure.
    */
   rssHook: string;
+  /** Benchmark 2's floor turn and the line-echo server it talks to, CommonJS as a run line is (bench/agents/). */
+  floorTurn: string;
+  lineEcho: string;
 }
 
 const REQUIRED = ['bin/cursor-resume.js', 'dist/stand-in/cursor-agent.js'];
@@ -67,6 +70,17 @@ export async function makeSnapshot(checkout: string = ROOT): Promise<Snapshot> {
     banner: { js: '#!/usr/bin/env node' },
   });
   chmodSync(stampAgent, 0o755);
+  const [floorTurn, lineEcho] = ['floor-turn', 'line-echo'].map((name) => join(agents, `${name}.cjs`));
+  await build({
+    entryPoints: { 'floor-turn': join(ROOT, 'bench/agents/floor-turn.ts'), 'line-echo': join(ROOT, 'bench/agents/line-echo.ts') },
+    outdir: agents,
+    outExtension: { '.js': '.cjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
   const rssHook = join(agents, 'rss-hook.cjs');
   writeFileSync(
     rssHook,
@@ -83,6 +97,8 @@ export async function makeSnapshot(checkout: string = ROOT): Promise<Snapshot> {
     ),
     stampAgent,
     rssHook,
+    floorTurn: floorTurn!,
+    lineEcho: lineEcho!,
   };
 }
 
