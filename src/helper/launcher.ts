@@ -5,7 +5,7 @@
 import { spawn, type SpawnOptions } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../sleep.js';
 import { HelperClient, HelperError, isSameVersion } from './client.js';
 import type { ClientOptions, TurnRecord } from './client.js';
 import { createMarker, HAND_OFF_MARKER_ENV, handOffPending, newMarkerName, removeMarker, type HandOff } from './hand-off.js';

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../sleep.js';
 import { BranchStore } from '../cache/store.js';
 import type { Limits } from '../cache/limits.js';
 import { MAX_KNOWN_MESSAGES } from '../cache/known.js';

@@ -2,7 +2,7 @@
 // find no helper do not both remove a socket and bind. Held for milliseconds.
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '../sleep.js';
 
 /** How long a start waits for another start holding the lock (a start holds it for milliseconds). */
 const LOCK_WAIT_MS = 3_000;

@@ -5,6 +5,7 @@ import type { Analysis } from '../resume/decide.js';
 import { goneChats } from './input.js';
 import { planTurn, type Plan, type TurnContext } from './plan.js';
 import { monotonicMs } from '../monotonic.js';
+import { sleep } from '../sleep.js';
 
 /**
  * How long a turn waits for a chat that another run is driving. The caller's tool loop
@@ -15,8 +16,6 @@ import { monotonicMs } from '../monotonic.js';
  */
 export const BUSY_WAIT_MS = 1500;
 const BUSY_POLL_MS = 10;
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface LeaseCache {
   client: HelperClient;
