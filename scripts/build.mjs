@@ -86,7 +86,12 @@ const MODULE_BANNER = 'const __Module = module.constructor;';
 const moduleClass = {
   name: 'module-class',
   setup(b) {
-    b.onResolve({ filter: /^(node:)?module$/ }, () => ({ path: 'module', namespace: 'module-class' }));
+    // A dependency's require('module') would get this ES module's namespace, not the class: refuse it.
+    b.onResolve({ filter: /^(node:)?module$/ }, (args) =>
+      args.importer.includes('/node_modules/')
+        ? { errors: [{ text: `${args.importer}: imports node:module, which this bundle maps for src/ only (moduleClass)` }] }
+        : { path: 'module', namespace: 'module-class' },
+    );
     b.onLoad({ filter: /.*/, namespace: 'module-class' }, () => ({
       contents: 'export default __Module; export const createRequire = __Module.createRequire;',
       loader: 'js',

@@ -1,10 +1,10 @@
-// The floor of a resumed turn, for benchmark 2: only what any Node program doing
-// cursor-resume's job must do, and none of cursor-resume's own work. It reads the transcript
-// from stdin and hashes it (node:crypto), makes the round trips a resumed turn makes on a
-// Unix socket (node:net: hello, lookup and lease before cursor-agent starts, the record
-// after it exits), spawns cursor-agent with the argv and prompt cursor-resume planned
-// (node:child_process), relays its stdout and exits with its status. What cursor-resume
-// adds above this is its own; what this adds above bare Node, no wrapper can avoid.
+// The floor of a resumed turn, for benchmark 2: only what a Node program doing
+// cursor-resume's job the way it does (a helper process over a socket, SHA-256 digests) must
+// do, and none of cursor-resume's own work. It reads the transcript from stdin, parses it and
+// hashes it (node:crypto), makes the round trips a resumed turn makes on a Unix socket
+// (node:net: hello, lookup and lease before cursor-agent starts, the record after it exits),
+// spawns cursor-agent with the argv and prompt cursor-resume planned (node:child_process),
+// relays its stdout and exits with its status. What cursor-resume adds above this is its own.
 //
 //   floor-turn SOCKET PLAN_FILE < transcript     PLAN_FILE: {"agent", "argv", "prompt"} as JSON
 import { spawn } from 'node:child_process';
@@ -32,7 +32,10 @@ function readAll(): Buffer {
   }
 }
 
-const digest = createHash('sha256').update(readAll()).digest('hex');
+const transcript = readAll();
+// Latin-1: the cheapest decoding JSON can read (cursor-resume reads an ASCII body so).
+JSON.parse(transcript.toString('latin1'));
+const digest = createHash('sha256').update(transcript).digest('hex');
 const socket = connect(socketPath);
 let pending: ((line: string) => void) | null = null;
 let received = '';
@@ -47,6 +50,14 @@ socket.on('data', (chunk: string) => {
   pending = null;
   settle(line);
 });
+// A server gone before its answer fails the run: a floor that skipped its turn would time nothing.
+const fail = (why: string): void => {
+  if (pending === null) return;
+  process.stderr.write(`floor-turn: ${why} before answering\n`);
+  process.exit(1);
+};
+socket.on('error', (error) => fail(error.message));
+socket.on('close', () => fail('the server closed the socket'));
 const ask = (request: object): Promise<string> =>
   new Promise((resolve) => {
     pending = resolve;

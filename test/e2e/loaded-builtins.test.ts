@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { BIN, tempDir } from '../support/cli.js';
+import { BIN, STAND_IN, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
 import { runProcess } from '../support/processes.js';
@@ -16,7 +16,12 @@ const probe = join(tempDir('cr-modules-probe-'), 'probe.cjs');
 writeFileSync(probe, "process.on('exit', () => process.stderr.write(`modules: ${JSON.stringify(process.moduleLoadList)}\\n`));\n");
 
 /** What a run line never needs (each is what loading it brings in first). */
-const UNUSED = ['NativeModule internal/modules/esm/loader', 'NativeModule internal/source_map/source_map', 'NativeModule timers/promises'];
+const UNUSED = [
+  'NativeModule module',
+  'NativeModule internal/modules/esm/loader',
+  'NativeModule internal/source_map/source_map',
+  'NativeModule timers/promises',
+];
 
 /** The binary run under the probe: its exit status, stdout, and the modules Node loaded. */
 async function probed(
@@ -56,6 +61,8 @@ describe('a run line loads no Node module it does not use', () => {
     );
     // cursor-agent's own line (--version), handed over by boot.cjs before the CLI loads.
     const handed = await probed(['--version'], '', c.env);
+    const direct = await runProcess(process.execPath, [STAND_IN, '--version'], { env: c.env });
+    assert.equal(handed.stdout, direct.stdout, 'the line was handed to cursor-agent');
     assert.deepEqual(
       UNUSED.filter((m) => handed.modules.includes(m)),
       [],
