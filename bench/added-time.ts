@@ -1,5 +1,5 @@
 // Benchmark 2: the time cursor-resume adds to a turn. Each iteration runs, in a
-// rotating order, a bare `node -e ''`, the stand-in directly with exactly the argv
+// changing order, a bare `node -e ''`, the stand-in directly with exactly the argv
 // and prompt cursor-resume would give it (from --dry-run), the same turn through
 // cursor-resume, and (warm iterations only) the same turn through the floor
 // (bench/agents/floor-turn.ts: only what a Node wrapper of cursor-resume's design must do,
@@ -40,6 +40,12 @@ interface Iteration {
 }
 
 const WARMUP = 2;
+
+/** Every order of `items`. */
+function permutations<T>(items: ReadonlyArray<T>): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, k) => permutations([...items.slice(0, k), ...items.slice(k + 1)]).map((rest) => [item, ...rest]));
+}
 
 export async function addedTimeBench(snapshot: Snapshot, options: { quick: boolean }): Promise<BenchOutcome> {
   const warmCount = options.quick ? 6 : 40;
@@ -92,7 +98,9 @@ export async function addedTimeBench(snapshot: Snapshot, options: { quick: boole
       },
     };
     const kinds = withFloor ? (['bare', 'direct', 'wrapped', 'floor'] as const) : (['bare', 'direct', 'wrapped'] as const);
-    const order = kinds.map((_, k, all) => all[(k + i) % all.length]!);
+    // Every order in turn, not one rotated: each run follows each other as often (the floor is not always after ours).
+    const orders = permutations(kinds);
+    const order = orders[i % orders.length]!;
     const times: Partial<Record<keyof typeof runs, number>> = { floor: Number.NaN };
     for (const name of order) times[name] = await runs[name]();
     return {
