@@ -3,24 +3,21 @@
 // sets globalThis.__zod_globalConfig as it does). Input a schema must read still starts
 // it, and through it gets the schema's own message: the probe sees both.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { BIN, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
-import { runProcess, type RunResult } from '../support/processes.js';
+import { exitProbe } from '../support/probe.js';
+import type { RunResult } from '../support/processes.js';
 
 const world = worlds();
-const probe = join(tempDir('cr-zod-probe-'), 'probe.cjs');
-writeFileSync(probe, "process.on('exit', () => process.stderr.write(`zod: ${'__zod_globalConfig' in globalThis}\\n`));\n");
+const probe = exitProbe('zod', "'__zod_globalConfig' in globalThis");
 
 /** The binary run under the probe: its result, and whether zod was initialised. */
 async function probed(args: string[], input: string, env: NodeJS.ProcessEnv): Promise<RunResult & { zod: boolean }> {
-  const r = await runProcess(process.execPath, ['--require', probe, BIN, ...args], { env, input });
-  const said = /^zod: (true|false)\n/m.exec(r.stderr);
-  assert.ok(said, `the probe said nothing: ${r.stderr}`);
-  return { ...r, stderr: r.stderr.replace(said[0], ''), zod: said[1] === 'true' };
+  const { said, ...r } = await probe.run(args, input, env);
+  assert.match(said, /^(true|false)$/);
+  return { ...r, zod: said === 'true' };
 }
 
 const DRY = ['--dry-run', '--model', 'gpt-5'];

@@ -3,17 +3,15 @@
 // node:module would start Node's ES module loader and source maps, node:timers/promises
 // one module more; a run line uses neither, whether it resumes, starts fresh or hands over.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { BIN, STAND_IN, tempDir } from '../support/cli.js';
+import { STAND_IN } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
+import { exitProbe } from '../support/probe.js';
 import { runProcess } from '../support/processes.js';
 
 const world = worlds();
-const probe = join(tempDir('cr-modules-probe-'), 'probe.cjs');
-writeFileSync(probe, "process.on('exit', () => process.stderr.write(`modules: ${JSON.stringify(process.moduleLoadList)}\\n`));\n");
+const probe = exitProbe('modules', 'JSON.stringify(process.moduleLoadList)');
 
 /** What a run line never needs (each is what loading it brings in first). */
 const UNUSED = [
@@ -24,16 +22,10 @@ const UNUSED = [
 ];
 
 /** The binary run under the probe: its exit status, stdout, and the modules Node loaded. */
-async function probed(
-  args: string[],
-  input: string,
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; modules: string[] }> {
-  const r = await runProcess(process.execPath, ['--require', probe, BIN, ...args], { env, input });
-  const said = /^modules: (.*)\n/m.exec(r.stderr);
-  assert.ok(said, `the probe said nothing: ${r.stderr}`);
+async function probed(args: string[], input: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; modules: string[] }> {
+  const r = await probe.run(args, input, env);
   assert.equal(r.code, 0, r.stderr);
-  return { code: r.code, stdout: r.stdout, modules: JSON.parse(said[1]!) as string[] };
+  return { stdout: r.stdout, modules: JSON.parse(r.said) as string[] };
 }
 
 describe('a run line loads no Node module it does not use', () => {
