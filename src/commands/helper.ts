@@ -1,6 +1,6 @@
 // `cursor-resume helper start|stop|status`: the helper, for people.
 //   start   starts it unless it runs (replacing one of another version); exit 0, or 1 if it cannot.
-//   stop    stops it (any version); none running is fine; exit 0, or 1 if it would not stop.
+//   stop    stops it (any version) and waits for its process to exit; none running is fine; exit 0, or 1 if it would not stop.
 //   status  shows it; exit 0 when it runs, 3 when it does not (as `systemctl status`),
 //           1 when the runtime dir is unusable. Never starts one.
 import type { Command } from 'commander';
@@ -86,7 +86,8 @@ Examples:
     .addHelpText(
       'after',
       `
-Exit 0 when no helper runs afterwards (also when none ran), 1 when it does not stop or answer.
+Returns once the helper's process has exited. Exit 0 when no helper runs afterwards (also
+when none ran), 1 when it does not stop, answer or exit (the message names its pid).
 
 Examples:
   cursor-resume helper stop

@@ -366,7 +366,44 @@ export async function stopHelper(options: { env?: NodeJS.ProcessEnv } & ClientOp
   if (!(await stopAndWait(probe.client, probe.paths, options))) {
     return { ok: false, reason: `the helper (pid ${pid}) did not stop when asked; send it SIGTERM: kill ${pid}` };
   }
+  // "Stopped" means gone, not only off its socket: a script that checks the process after us must not find it.
+  if (!(await exited(pid))) {
+    return { ok: false, reason: `the helper (pid ${pid}) let go of its socket but has not exited; end it: kill ${pid}` };
+  }
   return { ok: true, stopped: true, pid, version, paths: probe.paths };
+}
+
+/** Whether process `pid` is gone within STOP_TIMEOUT_MS. */
+async function exited(pid: number): Promise<boolean> {
+  const deadline = monotonicMs() + STOP_TIMEOUT_MS;
+  for (let delay = 2; running(pid); delay = Math.min(delay * 2, 50)) {
+    if (monotonicMs() >= deadline) return false;
+    await sleep(delay);
+  }
+  return true;
+}
+
+/**
+ * A helper runs detached, so its parent may be an init that never reaps it (a container's):
+ * on Linux a zombie, which signal 0 still finds, has exited. One of another user's is not ours.
+ */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH' || code === 'EPERM') return false;
+    throw error;
+  }
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
+  } catch {
+    return true; // no /proc (macOS, whose launchd reaps), or it went meanwhile: signal 0 says next time
+  }
+  // "pid (comm) state ...": comm may hold spaces and parentheses.
+  const state = stat.charAt(stat.lastIndexOf(')') + 2);
+  return state !== 'Z' && state !== 'X';
 }
 
 /**

@@ -154,9 +154,71 @@ test('start, status (human and JSON), stop', async (t) => {
   const stop = await helperCli(['stop'], w.env);
   assert.equal(stop.code, 0, stop.stderr);
   assert.match(stop.stdout, new RegExp(`helper stopped \\(pid ${started.pid}\\)`));
-  await waitFor('the helper to exit', () => !alive(started.pid), DEADLINE_MS);
+  assert.equal(alive(started.pid), false, 'stop returns once the helper has exited');
   assert.equal(fs.existsSync(w.socket), false, 'the socket is removed');
   assert.equal((await helperCli(['status'], w.env)).code, 3);
+});
+
+/**
+ * A helper of our version in a process of its own at `w.socket`: on shutdown it answers, lets
+ * go of its socket at once, and exits only `lingerMs` later. `unreaped`: its parent never
+ * waits for it (a container's init), so once it exits it stays a zombie. Gives its pid.
+ */
+async function lingeringHelper(t: TestContext, w: World, lingerMs: number, unreaped = false): Promise<number> {
+  fs.mkdirSync(w.dir, { recursive: true, mode: 0o700 });
+  const script = `
+    const net = require('node:net');
+    const [socketPath, version, protocol, lingerMs] = process.argv.slice(1);
+    const server = net.createServer((socket) => {
+      let buffer = '';
+      socket.on('data', (chunk) => {
+        buffer += chunk;
+        for (let nl = buffer.indexOf('\\n'); nl !== -1; nl = buffer.indexOf('\\n')) {
+          const { id, op } = JSON.parse(buffer.slice(0, nl));
+          buffer = buffer.slice(nl + 1);
+          if (op === 'hello') socket.write(JSON.stringify({ id, ok: true, protocol: Number(protocol), version, pid: process.pid, limits: {} }) + '\\n');
+          if (op === 'shutdown') {
+            socket.end(JSON.stringify({ id, ok: true, stopping: true }) + '\\n');
+            server.close();
+            setTimeout(() => process.exit(0), Number(lingerMs));
+          }
+        }
+      });
+    });
+    server.listen(socketPath, () => process.stdout.write(process.pid + '\\n'));`;
+  const args = ['-e', script, w.socket, VERSION, String(PROTOCOL_VERSION), String(lingerMs)];
+  // sh starts the helper, then becomes a sleep that never waits for its child.
+  const child = unreaped
+    ? spawn('/bin/sh', ['-c', '"$0" "$@" & exec sleep 60', process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'] })
+    : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const pid = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (line: Buffer) => resolve(Number(line.toString())));
+    child.once('exit', (code) => reject(new Error(`the lingering helper exited (${code}) before listening`)));
+  });
+  t.after(() => {
+    child.kill('SIGKILL');
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  return pid;
+}
+
+test('helper stop returns once the process has exited, not when its socket is gone; one that lingers is named', async (t) => {
+  for (const unreaped of [false, true]) {
+    const slow = world(t);
+    const pid = await lingeringHelper(t, slow, 400, unreaped);
+    const stop = await helperCli(['stop'], slow.env);
+    assert.equal(stop.code, 0, stop.stderr);
+    assert.match(stop.stdout, new RegExp(`helper stopped \\(pid ${pid}\\)`));
+    assert.equal(alive(pid), false, 'the helper had exited when stop returned');
+  }
+
+  const stuck = world(t);
+  const stuckPid = await lingeringHelper(t, stuck, 60_000);
+  const refused = await helperCli(['stop'], stuck.env);
+  assert.equal(refused.code, 1);
+  assert.equal(refused.stdout, '');
+  assert.match(refused.stderr, new RegExp(`let go of its socket but has not exited; end it: kill ${stuckPid}\\n`));
+  assert.equal(alive(stuckPid), true);
 });
 
 // ---- the cache across processes ----------------------------------------------------
@@ -1048,8 +1110,7 @@ test('a handed record is waited for: a dry run, and helper stop, sent the moment
       const stop = await helperCli(['stop'], w.env);
       assert.equal(stop.code, 0, stop.stderr);
       assert.match(stop.stdout, /helper stopped/);
-      // The stop returns once the socket is gone; the process may take a moment more to exit under load.
-      await waitFor('the stopped helper to exit', () => helperPids(w.dir).length === 0, DEADLINE_MS);
+      assert.deepEqual(helperPids(w.dir), [], 'stop returns once the helper has exited');
     }
   }
 });
