@@ -1,7 +1,8 @@
 // The delta for a prompt in the OpenCode plugin's layout, written as the plugin
 // writes its own when it resumes: the bridge instructions, then a follow-up user
 // message's text (trimmed, without its head) or the answered tool call, its results
-// and the closing line, then the Task bridge instructions. The other frames (the
+// and the closing line, then the Task bridge instructions. What follows a new block
+// in the caller's text follows it here, as the caller wrote it. The other frames (the
 // tools block, the tool list) stay out: the chat has them from its first prompt.
 import { CLOSING_LINE, renderOpencodeMessage, toolCallLines } from '../transcript/opencode-text.js';
 import type { Conversation } from '../transcript/types.js';
@@ -10,26 +11,35 @@ import { answerableCalls, notSendable, unanswerable, type DeltaResult } from './
 export function renderOpencodeDelta(conversation: Conversation, knownCount: number): DeltaResult {
   const { messages } = conversation;
   const calls = answerableCalls(messages, knownCount);
-  const results: string[] = [];
-  const userTexts: string[] = [];
+  // The new blocks in the caller's order, each as the caller wrote it: a tool's output or a
+  // pasted text that holds a blank line and a head reads as several messages, and its pieces
+  // must reach the chat where and as they were, heads and all.
+  const blocks: string[] = [];
+  let answered = false;
   for (let i = knownCount; i < messages.length; i++) {
     const m = messages[i]!;
     const refused = notSendable(m, i);
     if (refused !== null) return { ok: false, why: refused };
     if (m.role === 'user') {
-      const text = renderOpencodeMessage(m).slice('USER: '.length).trim();
-      if (text !== '') userTexts.push(text);
+      // Only the follow-up message itself goes as the plugin sends one: trimmed, without its head.
+      const text = i === knownCount ? renderOpencodeMessage(m).slice('USER: '.length).trim() : renderOpencodeMessage(m);
+      if (text !== '') blocks.push(text);
       continue;
     }
     const id = m.parts[0]?.type === 'tool-result' ? m.parts[0].id : '';
     if (!calls.has(id)) return { ok: false, why: unanswerable(i, id) };
-    results.push(renderOpencodeMessage(m));
+    // After the user's own text it is part of that text (the chat's calls are answered first, before anything else).
+    if (!answered && i > knownCount) return { ok: false, why: `message ${i + 1} is a tool result after the user's new text` };
+    answered = true;
+    blocks.push(renderOpencodeMessage(m));
   }
-  if (results.length === 0 && userTexts.length === 0) return { ok: false, why: 'the new messages have no text to send' };
+  if (blocks.length === 0) return { ok: false, why: 'the new messages have no text to send' };
   // The call line alone, without the text cursor wrote before it: the chat holds that text already.
-  const answered =
-    results.length > 0 ? [`ASSISTANT: ${toolCallLines(messages[knownCount - 1]!).join('\n')}`, ...results, CLOSING_LINE] : [];
+  const call = answered ? [`ASSISTANT: ${toolCallLines(messages[knownCount - 1]!).join('\n')}`] : [];
   const frames = conversation.layout ?? [];
   const frame = (kind: 'bridge' | 'task-bridge'): string[] => frames.flatMap((b) => ('frame' in b && b.frame === kind ? [b.text] : []));
-  return { ok: true, prompt: [...frame('bridge'), ...answered, ...userTexts, ...frame('task-bridge')].join('\n\n') };
+  return {
+    ok: true,
+    prompt: [...frame('bridge'), ...call, ...blocks, ...(answered ? [CLOSING_LINE] : []), ...frame('task-bridge')].join('\n\n'),
+  };
 }

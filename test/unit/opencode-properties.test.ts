@@ -283,6 +283,38 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
     );
   });
 
+  test("whatever the tools' outputs hold, a delta carries the results as the caller wrote them, then the closing line", () => {
+    let deltas = 0;
+    fc.assert(
+      fc.property(
+        conversation(plainText),
+        fc.array(text, { minLength: 1, maxLength: 2 }),
+        plainText,
+        frames,
+        frames,
+        (c1, outputs, said, f1, f2) => {
+          const a1 = analysisOf(prompt(c1, f1));
+          const calls = outputs.map((_, i) => ({ id: `call_${i + 1}`, name: 'readToolCall' }));
+          const kept = asKept({ text: said, calls }, [{ id: '', name: 'read', args: '{}' }]);
+          const results: M[] = outputs.map((output, i) => ({ role: 'tool', id: `call_${i + 1}`, name: 'read', output }));
+          const a2 = analysisOf(prompt([...c1, kept, ...results], { ...f2, tools: f1.tools }));
+          const d = decide({
+            analysis: a2,
+            settings: { enabled: true, unsafeDelta: 'fresh' },
+            callerResume: false,
+            branches: [matchedTo(branchFrom(a1, { text: said, toolCalls: calls }), a2)],
+            missingChats: new Set(),
+          });
+          if (d.decision !== 'resume-delta') return;
+          deltas++;
+          assert.ok(d.prompt.includes(`${results.map((r) => block(r)).join('\n\n')}\n\n${CLOSING}`), d.prompt);
+        },
+      ),
+      RUNS,
+    );
+    assert.ok(deltas > RUNS.numRuns / 4, `only ${deltas} of ${RUNS.numRuns} were deltas`);
+  });
+
   test('whatever the texts, a prompt read in the layout is written back to the same bytes, and a fresh chat gets them', () => {
     fc.assert(
       fc.property(conversation(text), frames, (c, f) => {

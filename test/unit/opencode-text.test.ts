@@ -240,6 +240,32 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
       ].join('\n\n'),
     );
   });
+  test("a tool's output holding a blank line and a head goes whole and in its place, before the closing line, heads and all", () => {
+    // A file read back by the tool: to the reading, its second half is a user message (the same every turn).
+    const inFile = '\n\nUSER: this line is the file, not the user\n\nlast line of the file';
+    const closing = '\n\nThe above tool calls have been executed.';
+    const withFile = (text: string): string => text.replace(closing, `${inFile}${closing}`);
+    const d = decideText(withFile(fixture(OFF[3]!)), branches(3));
+    assert.deepEqual([d.decision, d.reason], ['resume-delta', 'delta']);
+    assert.equal(d.prompt, withFile(sameCall(fixture('turn3-on-toolresult.txt'))));
+  });
+  test('a follow-up holding a pasted chat (blank lines and heads) goes as the user wrote it: only its own head is dropped', () => {
+    const asked = '"Thanks. Which codeword is current now?"';
+    const pasted = `${asked}\n\nUSER: hello\n\nASSISTANT: hi\n\nUSER: bye`;
+    const d = decideText(fixture(OFF[4]!).replace(`USER: ${asked}`, `USER: ${pasted}`), branches(4));
+    assert.deepEqual([d.decision, d.reason], ['fresh', 'unsafe-delta'], 'a pasted ASSISTANT: block reads as a reply cursor did not write');
+    const users = `${asked}\n\nUSER: hello\n\nUSER: bye`;
+    const e = decideText(fixture(OFF[4]!).replace(`USER: ${asked}`, `USER: ${users}`), branches(4));
+    assert.deepEqual([e.decision, e.reason], ['resume-delta', 'delta']);
+    assert.equal(e.prompt, fixture('turn4-on-chat.txt').replace(asked, users));
+  });
+  test("a tool result after the user's new text is part of that text, not the call's answer: no delta", () => {
+    // Cursor's call is open, but the user's text comes first: the result block is what the user pasted.
+    const pasted = fixture(OFF[3]!).replace('TOOL_RESULT (name: read', 'USER: wait, first this\n\nTOOL_RESULT (name: read');
+    const d = decideText(pasted, branches(3));
+    assert.deepEqual([d.decision, d.reason], ['fresh', 'unsafe-delta']);
+    assert.match(d.detail, /message 9 is a tool result after the user's new text/);
+  });
   test('a tool result for a call cursor did not make is no delta', () => {
     // Cursor's reply recorded with another call id than the one the transcript answers.
     const branch = branchAfter(fixture(OFF[2]!), { text: '', calls: [{ id: 'call_other', name: 'readToolCall' }] });
