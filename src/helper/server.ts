@@ -310,13 +310,15 @@ export class HelperServer {
     for (const line of lines) {
       if (conn.closing) return;
       this.#handle(conn, line);
+      // Checked at every line: one chunk of small requests with large replies (64 KiB of `list`) would queue gigabytes.
+      if (conn.socket.writableLength > MAX_UNSENT_BYTES) {
+        conn.closing = true;
+        conn.socket.destroy();
+        return;
+      }
     }
     if (overflow && !conn.closing) {
       this.#fail(conn, errorReply(null, 'too-large', `request line over ${MAX_REQUEST_BYTES} bytes; connection closed`));
-      return;
-    }
-    if (conn.socket.writableLength > MAX_UNSENT_BYTES) {
-      conn.socket.destroy();
       return;
     }
     this.#schedule(conn);

@@ -411,6 +411,39 @@ test('garbage, oversized lines, half-open and vanishing clients do not stop the 
   client.close();
 });
 
+test('a client that reads no reply is cut off once 8 MiB of them wait, even inside one write of many requests', async (t) => {
+  const w = world(t);
+  const client = await connected(w);
+  for (let i = 0; i < 64; i++) {
+    assert.ok((await client.record(record({ chatId: `chat-${i}`, workspace: `/w/${'p'.repeat(2000)}` }))).recorded);
+  }
+  const line = '{"id":1,"op":"list"}\n';
+  const probe = await raw(w.socket);
+  probe.socket.end(line);
+  const replyBytes = Buffer.byteLength(await probe.received);
+  assert.ok(replyBytes > 100_000, `a list reply is large (${replyBytes} bytes)`);
+
+  // About 3,000 requests in one write, whose replies would be some 400 MB: none read until the helper has had them.
+  const greedy = net.createConnection(w.socket);
+  greedy.pause();
+  greedy.on('error', () => {});
+  await new Promise((resolve) => greedy.once('connect', resolve));
+  const requests = Math.floor(65_536 / line.length);
+  greedy.write(line.repeat(requests));
+  assert.equal((await client.stats()).entries, 64, 'the helper went on serving others');
+  let received = 0;
+  greedy.on('data', (chunk: Buffer) => (received += chunk.length));
+  greedy.resume();
+  await new Promise((resolve) => greedy.once('close', resolve));
+  const bound = 8 * 1024 * 1024;
+  assert.ok(
+    received < bound + 2 * replyBytes + 4 * 1024 * 1024,
+    `cut off after ${received} bytes (${Math.round(received / replyBytes)} replies of ${requests})`,
+  );
+  assert.equal((await client.stats()).entries, 64);
+  client.close();
+});
+
 test('many connections at once: extras are refused politely and the helper keeps serving', async (t) => {
   const w = world(t);
   const client = await connected(w);
