@@ -148,6 +148,8 @@ export class BranchStore {
     // Set least recently used first, each started as long ago as it was: that keeps recency and age. Ages come
     // from the cache's own monotonic clock (dump/load would go through Date.now, and move with the wall clock).
     const before = this.#cache;
+    // Expired branches go first, not live ones over the new count.
+    before.purgeStale();
     const entries = before.dump();
     const now = this.#monotonic();
     this.#cache = this.#newCache(next);
@@ -287,6 +289,8 @@ export class BranchStore {
       ...(input.storeSeen !== undefined ? { storeSeen: input.storeSeen } : {}),
     };
     if (base === null) this.#dropCopiesOf(value);
+    // A full cache evicts its least recently used branch: let that be an expired one rather than a live one.
+    if (this.#cache.size >= this.#cache.max && !this.#cache.has(key)) this.#cache.purgeStale();
     this.#cache.set(key, value);
     // The set may have evicted the least recently used branch; index this one after it.
     let chatIds = this.#index.get(input.anchor);

@@ -224,6 +224,25 @@ describe('LRU and max entries', () => {
     assert.deepEqual(new Set(store.list().map((b) => b.chatId)), new Set(['five', 'four', 'two']));
   });
 
+  test('a full cache makes room by dropping an expired branch before a live one, however recently the expired one was used', () => {
+    const { store, clock } = clocked({ ttlMs: 1000, maxEntries: 2 });
+    recorded(store, rec({ anchor: B, chatId: 'old' }));
+    clock.now += 500;
+    recorded(store, rec({ chatId: 'live' }));
+    clock.now += 100;
+    store.lookup(B); // old is now the most recently used, live the least
+    clock.now += 500; // old has expired (no sweep yet), live has 400 ms left
+    recorded(store, rec({ chatId: 'new' }));
+    assert.deepEqual(store.peek(B), []);
+    assert.deepEqual(
+      store.peek(A).map((b) => [b.chatId, b.ttlLeftMs]),
+      [
+        ['new', 1000],
+        ['live', 400],
+      ],
+    );
+  });
+
   test('list is most recently used first and does not change recency', () => {
     const { store } = clocked({ maxEntries: 2 });
     recorded(store, rec({ chatId: 'one' }));
@@ -467,5 +486,19 @@ describe('lower: limits lowered on a running store', () => {
     );
     assert.deepEqual(store.lookup(B), []);
     assert.equal(store.stats().maxEntries, 1);
+  });
+
+  test('a lower count drops expired branches before live ones', () => {
+    const { store, clock } = clocked({ ttlMs: 1000, maxEntries: 3 });
+    recorded(store, rec({ anchor: B, chatId: 'old' }));
+    clock.now += 500;
+    recorded(store, rec({ chatId: 'b' }));
+    recorded(store, rec({ chatId: 'c' }));
+    clock.now += 100;
+    store.lookup(B); // old is now the most recently used
+    clock.now += 500; // old has expired, b and c have 400 ms left
+    store.lower({ maxEntries: 2 });
+    assert.deepEqual(store.peek(B), []);
+    assert.deepEqual(new Set(store.peek(A).map((b) => b.chatId)), new Set(['b', 'c']));
   });
 });
