@@ -33,7 +33,7 @@ does not answer.
 
 Environment (tests and advanced use):
   CURSOR_RESUME_TTL_MS        life of an entry after its last turn (default and maximum 3600000)
-  CURSOR_RESUME_MAX_ENTRIES   entries kept, least recently used evicted first (default and maximum 64)
+  CURSOR_RESUME_MAX_ENTRIES   entries kept, expired then least recently used evicted first (default and maximum 64)
   CURSOR_RESUME_IDLE_MS       idle time before the helper exits (default 300000, 100 to 3600000)
   CURSOR_RESUME_CONNECTION_IDLE_MS  silence after which a connection holding no lease is closed
                               (default 30000, 100 to 3600000)
