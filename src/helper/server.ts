@@ -111,8 +111,6 @@ interface Connection {
   reader: LineReader;
   idleTimer?: NodeJS.Timeout;
   partialTimer?: NodeJS.Timeout;
-  /** Leases taken on this connection and not yet ended. */
-  leases: number;
   /** Digests sent ahead in `append` lines for this connection's next record, packed. */
   staged: Buffer[];
   stagedCount: number;
@@ -237,6 +235,8 @@ export class HelperServer {
 
   #sweep(): void {
     this.store.prune();
+    // A connection whose lease ended by someone else's hand since its last request gets its idle timer back.
+    for (const conn of this.#connections) if (!conn.idleTimer && !conn.closing && !this.#holdsLease(conn)) this.#schedule(conn);
     if (!this.#ownsSocket()) {
       // Removed or replaced by someone else: nobody can reach us any more.
       void this.close('socket-taken');
@@ -280,7 +280,6 @@ export class HelperServer {
       id: `c${++this.#nextConnection}-${randomUUID().slice(0, 8)}`,
       socket,
       reader: new LineReader(MAX_REQUEST_BYTES),
-      leases: 0,
       staged: [],
       stagedCount: 0,
       closing: false,
@@ -296,7 +295,7 @@ export class HelperServer {
   #longestIdle(): Connection | undefined {
     let oldest: Connection | undefined;
     for (const conn of this.#connections) {
-      if (conn.leases > 0 || conn.closing || conn.socket.destroyed) continue;
+      if (this.#holdsLease(conn) || conn.closing || conn.socket.destroyed) continue;
       if (!oldest || conn.lastActive < oldest.lastActive) oldest = conn;
     }
     return oldest && performance.now() - oldest.lastActive >= SHED_IDLE_MS ? oldest : undefined;
@@ -344,7 +343,7 @@ export class HelperServer {
 
   /** Idle connections without a lease are closed; a half-sent request gets a deadline that more bytes do not extend. */
   #schedule(conn: Connection): void {
-    if (conn.closing || conn.leases > 0) {
+    if (conn.closing || this.#holdsLease(conn)) {
       clearTimeout(conn.idleTimer);
       conn.idleTimer = undefined;
       if (conn.closing) return;
@@ -402,16 +401,10 @@ export class HelperServer {
         return { branches: this.store.lookup(request.anchor) };
       case 'peek':
         return { branches: this.store.peek(request.anchor) };
-      case 'lease': {
-        const result = this.store.lease(request.anchor, request.chatId, request.version, conn.id);
-        if (result.granted) conn.leases = this.#leaseCount(conn);
-        return result;
-      }
-      case 'release': {
-        const released = this.store.release(conn.id, request.outcome, request.state);
-        conn.leases = 0;
-        return { released };
-      }
+      case 'lease':
+        return this.store.lease(request.anchor, request.chatId, request.version, conn.id);
+      case 'release':
+        return { released: this.store.release(conn.id, request.outcome, request.state) };
       case 'prefixes':
         return this.store.prefixes(request.anchor, request.chatId, request.version, request.at);
       case 'append': {
@@ -433,7 +426,6 @@ export class HelperServer {
         conn.stagedCount = 0;
         if (stagedCount !== expected) {
           this.store.release(conn.id);
-          conn.leases = this.#leaseCount(conn);
           return {
             recorded: false,
             reason: 'staged',
@@ -441,18 +433,12 @@ export class HelperServer {
           };
         }
         const added = Buffer.from(record.added, 'hex');
-        const result = this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
-        conn.leases = this.#leaseCount(conn);
-        return result;
+        return this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
       }
-      case 'evict': {
-        let evicted: number;
-        if (request.all) evicted = this.store.evictAll();
-        else if (request.anchorPrefix !== undefined) evicted = this.store.evict(request.anchorPrefix);
-        else evicted = this.store.evictBranch(request.anchor!, request.chatId!);
-        conn.leases = this.#leaseCount(conn);
-        return { evicted };
-      }
+      case 'evict':
+        if (request.all) return { evicted: this.store.evictAll() };
+        if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix) };
+        return { evicted: this.store.evictBranch(request.anchor!, request.chatId!) };
       case 'list':
         return { branches: this.store.list().map(summarize) };
       case 'stats':
@@ -465,8 +451,12 @@ export class HelperServer {
     }
   }
 
-  #leaseCount(conn: Connection): number {
-    return this.store.leasesOf(conn.id);
+  /**
+   * Asked of the store, never counted here: a lease also ends without a word from its
+   * holder (another client's evict, an eviction, expiry, lowered limits).
+   */
+  #holdsLease(conn: Connection): boolean {
+    return this.store.leasesOf(conn.id) > 0;
   }
 
   stats(): StatsReply {

@@ -504,6 +504,38 @@ test('idle connections and half-sent requests are closed, leased ones are not (i
   assert.equal(fs.existsSync(paths.socket), false);
 });
 
+test('a lease ended by another client no longer keeps its silent holder connected, nor the helper alive (in-process server)', async (t) => {
+  const w = world(t);
+  const paths = runtimePaths(w.env);
+  let exitReason: string | undefined;
+  const started = await startHelperServer({
+    paths,
+    connectionIdleMs: 300,
+    settings: { idleMs: 400 },
+    onExit: (reason) => (exitReason = reason),
+  });
+  assert.ok(started.started);
+  const { server } = started;
+  t.after(() => server.close());
+
+  const holder = await HelperClient.connect(paths.socket);
+  t.after(() => holder.close());
+  await holder.hello();
+  const branch = server.store.record(storeRecord(), 'setup');
+  assert.ok(branch.recorded);
+  assert.ok((await holder.lease(A, 'chat-1', branch.branch.version)).granted);
+
+  const other = await HelperClient.connect(paths.socket);
+  await other.hello();
+  assert.equal(await other.evict({ anchor: A, chatId: 'chat-1' }), 1);
+  other.close();
+  assert.equal((await holder.stats()).leases, 0, 'the holder has no lease left');
+  // Silent from here on: only the helper's own timers can close it.
+  await waitFor('the holder, silent and without a lease, to be let go', () => server.connectionCount === 0, DEADLINE_MS);
+  await waitFor('the helper, with nothing cached and nobody connected, to exit', () => exitReason !== undefined, DEADLINE_MS);
+  assert.equal(exitReason, 'idle');
+});
+
 test('a helper whose socket was taken over exits without removing the new socket', async (t) => {
   const w = world(t);
   const paths = runtimePaths(w.env);
