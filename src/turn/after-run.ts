@@ -44,7 +44,10 @@ export function failureOf(run: RunFacts, plan: Plan): FailureKind | null {
   if (run.stopped === 'session-mismatch' || run.stopped === 'unverified') return 'resume';
   const failure = classifyFailure({ code: run.code, signal: run.signal, stderr: run.stderr, errorResult: run.tap.isError });
   if (failure !== null || plan.decision === 'fresh') return failure;
-  return run.tap.sessionId === plan.chatId && !run.tap.sessionChanged ? null : 'resume';
+  if (run.tap.sessionId === plan.chatId && !run.tap.sessionChanged) return null;
+  // Cut short by our caller before it named any chat (one that exits 0 on SIGTERM): nothing says the chat is gone.
+  if (run.endedByCaller !== null && run.tap.sessionId === undefined) return 'signal';
+  return 'resume';
 }
 
 /** cursor-agent ended with an error of its own (its message and status are passed on as they are). */
@@ -73,7 +76,8 @@ export function judge(plan: Plan, run: RunFacts, options: { retryFresh: boolean;
   if (plan.decision === 'fresh' || failure !== 'resume') return { next: 'deliver', failure, evict: null };
   // The chat is gone: it must never be resumed again.
   const why = whyNotResumed(run, plan, options.holdLimit);
-  if (run.wroteOutput) return { next: 'deliver', failure, evict: plan.chatId };
+  // Shown already, or the caller asked us to stop: never run again, never a "lost" turn in place of its signal's status.
+  if (run.wroteOutput || run.endedByCaller !== null) return { next: 'deliver', failure, evict: plan.chatId };
   if (options.retryFresh) {
     return {
       next: 'retry-fresh',
@@ -183,7 +187,7 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
   if (!resumed || judged.failure === 'resume') return done(null, say);
   // The chat's history is unknown once the model began answering, or when the turn was cut short.
-  const unknown = tap.answerStarted || run.signal !== null || run.stopped !== null;
+  const unknown = tap.answerStarted || run.signal !== null || run.stopped !== null || run.endedByCaller !== null;
   const outcome: Outcome = judged.failure ? OUTCOME_OF[judged.failure] : run.stopped ? 'interrupted' : 'error';
   return done({ kind: 'release', outcome, state: unknown ? 'unknown' : 'ok' }, say);
 }

@@ -464,6 +464,32 @@ describe('passthrough', () => {
     });
   }
 
+  test('SIGTERM before the resumed chat named itself, to a cursor-agent that exits 0 on it: its status kept, not run again, the chat kept as interrupted', async () => {
+    const c = new Conversation(world());
+    await c.turn('remember: before');
+    const chatId = c.invocations()[0]!.chatId;
+    c.messages.push({ role: 'user', content: 'this turn is stopped early' });
+    const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=60000,signal-exit=0' });
+    groups.push(run.pid!);
+    run.stdin!.end(c.body());
+    await waitFor('cursor-agent to start on the resumed chat', () => c.invocations().length === 2);
+    assert.deepEqual(c.lastInvocation().argv.slice(-2), ['--resume', chatId]);
+    run.kill('SIGTERM');
+    const end = await run.closed;
+    assert.equal(end.code, 0, end.stderr);
+    assert.deepEqual([run.output.stdout, end.stderr], ['', '']);
+    assert.equal(c.invocations().length, 2, 'the stopped turn is not run again as a fresh chat');
+    assert.deepEqual(
+      readLog(c.log)
+        .filter((e) => e.event === 'signal')
+        .map((e) => e.signal),
+      ['SIGTERM'],
+    );
+    const kept = (await entries(c.env)).find((e) => e.chatId === chatId);
+    assert.ok(kept, 'a chat nothing showed to be gone keeps its entry');
+    assert.deepEqual([kept['lastOutcome'], kept['state']], ['interrupted', 'unknown']);
+  });
+
   test("cursor-agent's subcommands pass through with stdio and exit status", async () => {
     const env = world();
     const created = await runCli(['create-chat'], { env });

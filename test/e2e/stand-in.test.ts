@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { watch, type RunResult } from '../support/processes.js';
+import { waitFor, watch, type RunResult } from '../support/processes.js';
 
 const AGENT = resolve('dist/stand-in/cursor-agent.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -706,6 +706,16 @@ describe('stream oddities', () => {
     await firstLine(child);
     child.kill('SIGTERM');
     assert.equal((await done).signal, 'SIGTERM');
+  });
+
+  test('start-wait and signal-exit: nothing printed for a while, then a signal there is an exit with the given status', async () => {
+    const child = spawnAgent([...PARTIAL, '--workspace', workspace()], { stdin: 'x', mode: 'start-wait=60000,signal-exit=0' });
+    const done = watch(child).closed;
+    await waitFor('the invocation to be logged', () => logLines().some((l) => l['event'] === 'invoke' && l['pid'] === child.pid));
+    child.kill('SIGTERM');
+    const r = await done;
+    assert.deepEqual([r.code, r.signal, r.stdout], [0, null, ''], 'exits 0, having printed nothing');
+    assert.ok(logLines().some((l) => l['event'] === 'signal' && l['pid'] === child.pid && l['signal'] === 'SIGTERM'));
   });
 });
 

@@ -88,6 +88,22 @@ describe('judge', () => {
       evict: 'chat-1',
     });
   });
+  test('ended by the caller before it named a chat, and exiting 0 for it: an interrupted turn, not a failed resume', () => {
+    for (const endedByCaller of ['SIGTERM', 'SIGINT', 'stdout-closed'] as const) {
+      const facts = run(
+        { wroteOutput: false, endedByCaller },
+        { sessionId: undefined, answerStarted: false, results: 0, resultText: undefined },
+      );
+      assert.deepEqual(judge(resumed, facts, OPTIONS), { next: 'deliver', failure: 'signal', evict: null }, endedByCaller);
+      assert.deepEqual(settled(resumed, facts).update, { kind: 'release', outcome: 'interrupted', state: 'unknown' }, endedByCaller);
+    }
+  });
+  test('a chat proven gone, then the caller asked us to stop: evicted, but never run again nor called lost', () => {
+    const facts = run({ wroteOutput: false, stopped: 'session-mismatch', endedByCaller: 'SIGTERM' }, { sessionId: 'other' });
+    for (const retryFresh of [true, false]) {
+      assert.deepEqual(judge(resumed, facts, { ...OPTIONS, retryFresh }), { next: 'deliver', failure: 'resume', evict: 'chat-1' });
+    }
+  });
   test('a fresh run is never retried', () => {
     assert.equal(judge(fresh, run({ wroteOutput: false, code: 1, stderr: 'chat not found' }), OPTIONS).next, 'deliver');
   });
