@@ -13,6 +13,8 @@ export interface StoreOptions extends Partial<Limits> {
   clock?: () => number;
   /** Wall-clock milliseconds for `createdAt`/`updatedAt`, display only (default `Date.now`). */
   wallClock?: () => number;
+  /** Where the version counter starts (default 0): the helper starts each instance somewhere else (see server.ts). */
+  versionsFrom?: number;
 }
 
 /** The branch a turn resumed, as it read it: a record adds to exactly that. */
@@ -78,10 +80,11 @@ export class BranchStore {
    * Versions come from one counter for the whole store, so a branch that was
    * evicted and recreated can never match a version someone read before.
    */
-  #lastVersion = 0;
+  #lastVersion: number;
 
   constructor(options: StoreOptions = {}) {
     this.limits = clampLimits(options);
+    this.#lastVersion = options.versionsFrom ?? 0;
     this.#wallClock = options.wallClock ?? Date.now;
     const clock = options.clock;
     this.#monotonic = clock ? () => clock() + 1 : () => performance.now();

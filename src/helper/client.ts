@@ -262,7 +262,8 @@ export class HelperClient {
 
   /**
    * One request, one reply. If the helper closed this connection meanwhile (it
-   * closes idle connections that hold no lease), it is opened again first; a
+   * closes idle connections that hold no lease), it is opened again first (and,
+   * once we met a helper, greeted again: see #helloAgain); a
    * lease lost that way was already released as interrupted by the helper, and
    * the next record of that branch is refused, never silently applied. A record
    * whose connection closed before the reply, or that finds no helper (one that
@@ -294,7 +295,10 @@ export class HelperClient {
 
   async #request<K extends Op>(op: K, fields: Record<string, unknown>): Promise<ReplyPayloads[K]> {
     if (this.#closed) throw new HelperError('closed', 'this helper client was closed');
-    if (!this.#socket || this.#socket.destroyed) await this.#open();
+    if (!this.#socket || this.#socket.destroyed) {
+      await this.#open();
+      if (this.server !== undefined && op !== 'hello') await this.#helloAgain();
+    }
     const socket = this.#socket!;
     const id = this.#nextId++;
     const line = encode({ id, op, ...withoutUndefined(fields) });
@@ -309,6 +313,24 @@ export class HelperClient {
       socket.ref();
       socket.write(line);
     });
+  }
+
+  /**
+   * A new connection may reach another helper than the one we met (replaced meanwhile
+   * by another installation): nothing more is sent unless it speaks our version.
+   */
+  async #helloAgain(): Promise<void> {
+    const reply = await this.#request('hello', { protocol: PROTOCOL_VERSION, version: VERSION });
+    if (isSameVersion(reply)) {
+      this.server = reply;
+      return;
+    }
+    this.#socket?.destroy();
+    this.#socket = undefined;
+    throw new HelperError(
+      'version-mismatch',
+      `the helper now answering is version ${reply.version} (protocol ${reply.protocol}), not ${VERSION} (protocol ${PROTOCOL_VERSION})`,
+    );
   }
 
   #open(): Promise<void> {

@@ -4,7 +4,7 @@
 // can also run inside a test process.
 import fs from 'node:fs';
 import net from 'node:net';
-import { randomUUID } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { sleep } from '../sleep.js';
 import { BranchStore } from '../cache/store.js';
 import type { Limits } from '../cache/limits.js';
@@ -122,6 +122,9 @@ interface Connection {
 /** The helper gives back a burst's garbage this long after its last request (see heap.ts). */
 const QUIET_MS = 500;
 
+/** Each helper's versions start at random below this (2^47: far from Number.MAX_SAFE_INTEGER, and randomInt's limit is 2^48). */
+const VERSIONS_SPREAD = 2 ** 47;
+
 /** At the connection cap, a newcomer displaces a lease-less connection silent for this long rather than being refused. */
 const SHED_IDLE_MS = 2_000;
 
@@ -147,7 +150,12 @@ export class HelperServer {
   constructor(options: ServerOptions) {
     this.paths = options.paths;
     // The limits live in the store alone (a client may lower them); the store clamps them.
-    this.store = new BranchStore({ ttlMs: options.settings?.ttlMs, maxEntries: options.settings?.maxEntries });
+    this.store = new BranchStore({
+      ttlMs: options.settings?.ttlMs,
+      maxEntries: options.settings?.maxEntries,
+      // Versions a run read from a helper that has since been replaced must never match this one's.
+      versionsFrom: randomInt(VERSIONS_SPREAD),
+    });
     this.#idleMs = options.settings?.idleMs ?? DEFAULT_IDLE_MS;
     this.#connectionIdleMs = options.connectionIdleMs ?? DEFAULT_CONNECTION_IDLE_MS;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HelperClient } from '../../src/helper/client.js';
+import { HelperClient, type HelperError } from '../../src/helper/client.js';
 import { createMarker, HAND_OFF_MARKER_ENV } from '../../src/helper/hand-off.js';
 import { connectHelper, handOffRecord, holdHelper, stopHelper } from '../../src/helper/launcher.js';
 import { runtimePaths } from '../../src/helper/paths.js';
@@ -563,6 +563,7 @@ net.createServer((socket) => {
     for (let nl = buffer.indexOf('\\n'); nl !== -1; nl = buffer.indexOf('\\n')) {
       const request = JSON.parse(buffer.slice(0, nl));
       buffer = buffer.slice(nl + 1);
+      fs.appendFileSync(socketPath + '.ops', request.op + '\\n');
       if (request.op === 'hello') {
         socket.write(JSON.stringify({ id: request.id, ok: true, protocol: 0, version: '0.0.1-old', pid: process.pid, limits: {} }) + '\\n');
       } else if (request.op === 'shutdown') {
@@ -576,15 +577,22 @@ net.createServer((socket) => {
 }).listen(socketPath, () => fs.writeFileSync(socketPath + '.ready', ''));
 `;
 
-test('a helper of another version is asked to stop and replaced', async (t) => {
-  const w = world(t);
-  fs.mkdirSync(w.dir, { mode: 0o700 });
+/** A helper of another version on the world's socket; `ops()` lists the requests it was sent. */
+async function oldHelper(t: TestContext, w: World): Promise<{ exited: Promise<number | null>; ops: () => string[] }> {
+  fs.mkdirSync(w.dir, { recursive: true, mode: 0o700 });
   const script = path.join(tempDir(), 'old-helper.mjs');
   fs.writeFileSync(script, FAKE_OLD_HELPER);
   const old = spawn(process.execPath, [script, w.socket], { stdio: 'ignore' });
-  const oldExit = new Promise<number | null>((resolve) => old.on('exit', (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => old.on('exit', (code) => resolve(code)));
   t.after(() => old.kill('SIGKILL'));
   await waitFor('the old helper to listen', () => fs.existsSync(`${w.socket}.ready`), DEADLINE_MS);
+  const log = `${w.socket}.ops`;
+  return { exited, ops: () => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8').split('\n').filter(Boolean) : []) };
+}
+
+test('a helper of another version is asked to stop and replaced', async (t) => {
+  const w = world(t);
+  const { exited: oldExit } = await oldHelper(t, w);
 
   const look = await connectHelper({ start: false, env: w.env, serverScript: SERVER });
   assert.equal(!look.ok && look.code, 'version-mismatch', 'without start, it is reported, not replaced');
@@ -599,6 +607,49 @@ test('a helper of another version is asked to stop and replaced', async (t) => {
   assert.equal(result.server.protocol, PROTOCOL_VERSION);
   assert.equal(await oldExit, 0, 'the old helper exited when asked');
   result.client.close();
+});
+
+test('a client that met our helper and reconnects to one of another version sends it nothing but a hello', async (t) => {
+  const w = world(t);
+  const paths = runtimePaths(w.env);
+  const started = await startHelperServer({ paths, settings: { idleMs: 60_000 } });
+  assert.ok(started.started);
+  const client = await HelperClient.connect(paths.socket);
+  t.after(() => client.close());
+  await client.hello();
+  // Replaced meanwhile (by another installation sharing the runtime dir).
+  await started.server.close();
+  const old = await oldHelper(t, w);
+  await assert.rejects(client.record(sampleRecord()), (error: HelperError) => {
+    assert.equal(error.code, 'version-mismatch');
+    assert.match(error.message, /the helper now answering is version 0\.0\.1-old \(protocol 0\), not /);
+    return true;
+  });
+  assert.deepEqual(old.ops(), ['hello'], 'no record, in a protocol it may read otherwise');
+});
+
+test("versions read from a replaced helper never match the new one's: a lease or a prefix probe on them is refused as stale", async (t) => {
+  const w = world(t);
+  const paths = runtimePaths(w.env);
+  const first = await startHelperServer({ paths, settings: { idleMs: 60_000 } });
+  assert.ok(first.started);
+  const before = first.server.store.record(storeRecord(), 'setup');
+  assert.ok(before.recorded);
+  await first.server.close();
+  const second = await startHelperServer({ paths, settings: { idleMs: 60_000 } });
+  assert.ok(second.started);
+  t.after(() => second.server.close());
+  // The same chat, recorded anew by a turn that knows more of it.
+  const now = second.server.store.record(storeRecord({ added: 'd'.repeat(32 * 5) }), 'setup');
+  assert.ok(now.recorded);
+  assert.notEqual(now.branch.version, before.branch.version);
+  const client = await HelperClient.connect(paths.socket);
+  t.after(() => client.close());
+  await client.hello();
+  const lease = await client.lease(ANCHOR, 'chat-1', before.branch.version);
+  assert.equal(!lease.granted && lease.reason, 'stale');
+  const probe = await client.prefixes(ANCHOR, 'chat-1', before.branch.version, [1]);
+  assert.equal(!probe.found && probe.reason, 'stale');
 });
 
 // ---- going away ---------------------------------------------------------------------------
