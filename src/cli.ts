@@ -4,10 +4,10 @@
 import { parseCallerArgs } from './agent/argv.js';
 import { reportError, UsageError } from './errors.js';
 import { OUR_COMMANDS, slipOnRunLine } from './near-miss.js';
-import { watchStdout } from './stdout.js';
+import { watchOutputs } from './stdout.js';
 
 async function main(argv: string[]): Promise<number> {
-  watchStdout();
+  watchOutputs();
   const first = argv[0];
   // --version is cursor-agent's; ours has a name of its own.
   if (first !== undefined && ((OUR_COMMANDS as readonly string[]).includes(first) || first === '--our-version')) {

@@ -10,14 +10,21 @@ let closed = false;
 /** Whether stdout's reader has gone away (an EPIPE seen on a write). */
 export const stdoutClosed = (): boolean => closed;
 
+const readerGone = (error: NodeJS.ErrnoException): boolean => error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED';
+
 /**
  * Called once at start: a write to a closed stdout then marks it closed instead of
- * throwing from an 'error' event nobody listens to.
+ * throwing from an 'error' event nobody listens to. A closed stderr only loses what
+ * is written to it (cursor-agent's warnings, our messages): the turn goes on and its
+ * answer still reaches stdout, as with cursor-agent itself.
  */
-export function watchStdout(): void {
+export function watchOutputs(): void {
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+    if (!readerGone(error)) throw error;
     closed = true;
+  });
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (!readerGone(error)) throw error;
   });
 }
 

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
-import { BIN, type RunResult } from '../support/cli.js';
-import { Conversation, STREAM_ARGS, readLog } from '../support/conversation.js';
+import { BIN, STAND_IN, scriptAgent, type RunResult } from '../support/cli.js';
+import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { entries, factsOf, measuredRun, sha256, teeAgent, worlds } from '../support/hardening.js';
 import { watch } from '../support/processes.js';
 
@@ -183,6 +183,31 @@ describe('hundreds of MB of output', () => {
     assert.ok(large < 160, `peak RSS ${large} MiB while passing 400 MB`);
     assert.ok(large - small < 48, `memory flat: ${small} MiB for 40 MB, ${large} MiB for 400 MB`);
     await nextTurnKnows(c, ['alpha', 'flood 0', 'flood 1'], 'resumes', 'delta');
+  });
+});
+
+describe('the caller closing our stderr', () => {
+  test("cursor-agent's warnings go nowhere; the answer arrives, the exit is cursor-agent's and the turn is recorded", async () => {
+    const warning = scriptAgent(
+      'warning-agent.sh',
+      `#!/bin/sh\necho "warning: one" >&2\necho "warning: two" >&2\nexec "${process.execPath}" "${STAND_IN}" "$@"\n`,
+    );
+    const c = conversation({ ...world(), CURSOR_RESUME_AGENT: warning });
+    // A fresh turn (stderr passed on live) and a resumed one (held until its chat is verified).
+    for (const fact of ['alpha', 'beta']) {
+      c.messages.push({ role: 'user', content: `remember: ${fact}` });
+      const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: c.env, stdio: ['pipe', 'pipe', 'pipe'] });
+      child.stderr.destroy();
+      const { closed } = watch(child);
+      child.stdin.end(c.body());
+      const r = await closed;
+      assert.equal(r.code, 0, `turn ${fact}`);
+      const { result } = resultOf(r.stdout);
+      assert.deepEqual(factsOf(result), fact === 'alpha' ? ['alpha'] : ['alpha', 'beta']);
+      c.messages.push({ role: 'assistant', content: result });
+    }
+    assert.ok(c.lastInvocation().argv.includes('--resume'), 'the second turn resumed');
+    await nextTurnKnows(c, ['alpha', 'beta'], 'resumes');
   });
 });
 
