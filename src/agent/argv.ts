@@ -57,6 +57,8 @@ export interface CallerArgs {
   callerResume: boolean;
   /** Words that are not flags: a subcommand or a prompt. */
   positionals: string[];
+  /** Where in agentArgs a `--` ends the options, if one does: what we add goes before it. */
+  separatorAt: number | undefined;
   help: boolean;
   version: boolean;
 }
@@ -77,12 +79,14 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
     print: false,
     callerResume: false,
     positionals: [],
+    separatorAt: undefined,
     help: false,
     version: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') {
+      out.separatorAt = out.agentArgs.length;
       out.agentArgs.push(...argv.slice(i));
       out.positionals.push(...argv.slice(i + 1));
       break;
@@ -90,6 +94,10 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
     if (!arg.startsWith('-') || arg === '-') {
       out.agentArgs.push(arg);
       out.positionals.push(arg);
+      continue;
+    }
+    if (!arg.startsWith('--') && arg.length > 2) {
+      i = groupedShortFlags(argv, i, out);
       continue;
     }
     const eq = arg.indexOf('=');
@@ -142,6 +150,30 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
   return out;
 }
 
+/**
+ * Grouped short flags (`-pf`, `-fH value`, `-Hvalue`), read as cursor-agent's parser
+ * reads them: letters are flags until one that takes a value, which takes the rest of
+ * the word or, at its end, the next word. Returns the index of the last word used.
+ */
+function groupedShortFlags(argv: ReadonlyArray<string>, i: number, out: CallerArgs): number {
+  const arg = argv[i]!;
+  out.agentArgs.push(arg);
+  for (let at = 1; at < arg.length; at++) {
+    const flag = `-${arg[at]}`;
+    if (VALUE_FLAGS.has(flag)) {
+      if (at < arg.length - 1) return i;
+      const value = argv[i + 1];
+      if (value === undefined) throw new UsageError(`${flag} needs a value`);
+      out.agentArgs.push(value);
+      return i + 1;
+    }
+    if (flag === '-p') out.print = true;
+    else if (flag === '-h') out.help = true;
+    else if (flag === '-v') out.version = true;
+  }
+  return i;
+}
+
 export interface ArgvAdditions {
   /** From the transcript, used only when the caller gave no --model. */
   model: string | undefined;
@@ -154,7 +186,10 @@ export interface ArgvAdditions {
 
 /** What cursor-agent gets: the caller's flags in order, then only what the plan adds. */
 export function buildAgentArgv(caller: CallerArgs, add: ArgvAdditions): string[] {
-  let args = [...caller.agentArgs];
+  const { separatorAt } = caller;
+  // After a `--` cursor-agent would read our flags as prompt words.
+  const tail = separatorAt === undefined ? [] : caller.agentArgs.slice(separatorAt);
+  let args = separatorAt === undefined ? [...caller.agentArgs] : caller.agentArgs.slice(0, separatorAt);
   if (add.streamJson && caller.outputFormat !== 'stream-json') {
     args = withoutOutputFormat(args);
     if (!caller.print) args.push('--print');
@@ -163,7 +198,7 @@ export function buildAgentArgv(caller: CallerArgs, add: ArgvAdditions): string[]
   if (caller.model === undefined && add.model !== undefined) args.push('--model', add.model);
   if (caller.workspace === undefined && add.workspace !== undefined) args.push('--workspace', add.workspace);
   if (add.resumeChatId !== null) args.push('--resume', add.resumeChatId);
-  return args;
+  return [...args, ...tail];
 }
 
 function withoutOutputFormat(args: string[]): string[] {

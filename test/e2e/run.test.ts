@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { STAND_IN, runCli, scriptAgent, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
-import { entries, helperProxy, socketOf, worlds } from '../support/hardening.js';
+import { entries, factsOf, helperProxy, socketOf, worlds } from '../support/hardening.js';
 import { killGroup, waitFor } from '../support/processes.js';
 
 const world = worlds();
@@ -396,6 +396,28 @@ describe('a resumed chat is verified before anything is shown', () => {
 });
 
 describe('passthrough', () => {
+  test('grouped short flags (one that takes a value last) and a trailing `--`: the transcript is read, and what we add goes before the `--`', async () => {
+    const c = new Conversation(world());
+    const args = ['-pfH', 'x-trace: 1', '--output-format', 'stream-json', '--'];
+    for (const fact of ['alpha', 'beta']) {
+      const t = await c.turn(`remember: ${fact}`, { args });
+      assert.equal(t.code, 0, t.stderr);
+      const run = c.lastInvocation();
+      assert.equal(run.argv.at(-1), '--', "the caller's `--` still ends the options");
+      assert.deepEqual(run.argv.slice(0, 5), args.slice(0, 4).concat(['--model']));
+      if (fact === 'alpha') assert.match(run.stdin, /^SYSTEM: [^]*\n\nUSER: remember: alpha$/, 'the transcript flattened, not its JSON');
+      else {
+        assert.deepEqual(run.argv.slice(-3), ['--resume', c.invocations()[0]!.chatId, '--']);
+        assert.equal(run.stdin, 'remember: beta');
+      }
+    }
+    assert.deepEqual(factsOf(c.messages.at(-1)!['content'] as string), ['alpha', 'beta']);
+    c.messages.push({ role: 'user', content: 'remember: gamma' });
+    const text = await runCli(['--print', '--output-format', 'text', '--'], { input: c.body(), env: c.env });
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /I remember: alpha; beta; gamma\./, 'a text caller gets the answer');
+  });
+
   test('stdout is byte-identical to what cursor-agent printed', async () => {
     const capture = join(tempDir(), 'agent.out');
     const tee = scriptAgent('tee-agent.sh', `#!/bin/bash\nset -o pipefail\n"${STAND_IN}" "$@" | tee "${capture}"\n`);

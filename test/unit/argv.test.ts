@@ -37,6 +37,21 @@ describe('the caller command line', () => {
     assert.deepEqual(bare.positionals, []);
     assert.equal(parseCallerArgs(['--continue']).callerResume, true);
   });
+  test('grouped short flags: letters are flags until one that takes a value, which takes the rest or the next word', () => {
+    const grouped = parseCallerArgs(['-fH', 'x-foo: 1', '--print']);
+    assert.deepEqual([grouped.agentArgs, grouped.positionals], [['-fH', 'x-foo: 1', '--print'], []]);
+    const attached = parseCallerArgs(['-pHx-foo:1', 'fix']);
+    assert.deepEqual([attached.agentArgs, attached.positionals, attached.print], [['-pHx-foo:1', 'fix'], ['fix'], true]);
+    assert.equal(parseCallerArgs(['-pf']).print, true);
+    assert.equal(parseCallerArgs(['-fv']).version, true);
+    assert.equal(parseCallerArgs(['-fh']).help, true);
+    assert.throws(() => parseCallerArgs(['-fe']), /-e needs a value/);
+  });
+  test('a `--` ends the options: the words after it are positionals', () => {
+    const c = parseCallerArgs(['-p', '--', '--model', 'x']);
+    assert.deepEqual([c.positionals, c.model, c.separatorAt], [['--model', 'x'], undefined, 1]);
+    assert.equal(parseCallerArgs(['--model', '--']).separatorAt, undefined, 'a value, not a separator');
+  });
   test('a value flag without its value is a usage error', () => {
     assert.throws(() => parseCallerArgs(['--model']), /--model needs a value/);
     assert.throws(() => parseCallerArgs(['--trace']), /--trace needs a file/);
@@ -54,6 +69,24 @@ describe('the argv cursor-agent gets', () => {
   });
   test('--resume only for a resumed plan, last', () => {
     assert.deepEqual(buildAgentArgv(parseCallerArgs(['-p']), { ...none, resumeChatId: 'abc' }), ['-p', '--resume', 'abc']);
+  });
+  test("what we add goes before a caller's trailing `--`, where cursor-agent still reads it as flags", () => {
+    const c = parseCallerArgs(['--print', '--output-format', 'text', '--']);
+    assert.deepEqual(buildAgentArgv(c, { model: 'gpt-5', workspace: '/w', resumeChatId: 'abc', streamJson: true }), [
+      '--print',
+      '--output-format',
+      'stream-json',
+      '--model',
+      'gpt-5',
+      '--workspace',
+      '/w',
+      '--resume',
+      'abc',
+      '--',
+    ]);
+  });
+  test('grouped -p counts as --print: no second one is added', () => {
+    assert.deepEqual(buildAgentArgv(parseCallerArgs(['-pf']), { ...none, streamJson: true }), ['-pf', '--output-format', 'stream-json']);
   });
   test('text or json output is run as stream-json so the chat ID can be read', () => {
     const c = parseCallerArgs(['--output-format=json', '-f']);
