@@ -181,6 +181,8 @@ export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number
     }
     for (const p of m.parts) {
       if (p.type !== 'tool-result') continue;
+      // The results go first, with the instruction to continue: one after the user's text would change places with it.
+      if (userTexts.length > 0) return { ok: false, why: `message ${i + 1} is a tool result after the user's new text` };
       const call = calls.get(p.id);
       if (!call) return { ok: false, why: unanswerable(i, p.id) };
       results.push(`${toolCallLine(call)}\n${toolResultBlock(p)}`);

@@ -352,6 +352,24 @@ describe('prefix proof and delta', () => {
       `tool_call(id: call_1, name: read, args: {"path":"a.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\nhello from a.txt\n\n${CONTINUE_LINE}`,
     );
   });
+  test("a tool result after the user's new text is never sent ahead of it: no delta", () => {
+    const t1: Body = { messages: [user('read a.txt')], tools: [fn('read')] };
+    const call = { id: 'call_1', name: 'read', args: '{"path":"a.txt"}' };
+    const branch = branchAfter(t1, { text: '', toolCalls: [{ id: 'call_1', name: 'read' }] });
+    const t2: Body = { ...t1, messages: [...t1.messages, asst(null, [call]), user('also this'), toolMsg('call_1', 'hello from a.txt')] };
+    const d = decideFor(t2, [branch]);
+    assert.deepEqual([d.decision, d.reason], ['fresh', 'unsafe-delta']);
+    assert.match(d.detail, /message 4 is a tool result after the user's new text/);
+    const before: Body = {
+      ...t1,
+      messages: [...t1.messages, asst(null, [call]), toolMsg('call_1', 'hello from a.txt'), user('also this')],
+    };
+    assert.equal(
+      decideFor(before, [branch]).prompt,
+      `tool_call(id: call_1, name: read, args: {"path":"a.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\nhello from a.txt\n\n${CONTINUE_LINE}\n\nalso this`,
+      'in the order they came, it is a delta',
+    );
+  });
   test('a tool call with another id than cursor made is a divergence', () => {
     const t1: Body = { messages: [user('read a.txt')], tools: [fn('read')] };
     const branch = branchAfter(t1, { text: '', toolCalls: [{ id: 'call_1', name: 'read' }] });
