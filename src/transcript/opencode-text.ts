@@ -52,7 +52,8 @@ function splitBlocks(text: string): string[] {
   return pieces;
 }
 
-const TOOL_CALL = /^tool_call\(id: (.*?), name: (.*?), args: (.*)\)$/;
+// `s`: arguments may hold U+2028 and U+2029, which JSON.stringify leaves raw (a line holds no \n).
+const TOOL_CALL = /^tool_call\(id: (.*?), name: (.*?), args: (.*)\)$/s;
 const TOOL_RESULT = /^TOOL_RESULT \((?:name: (.*?), )?call_id: (.*?)\): /s;
 
 /** The reading of `text` in the plugin's layout, or why the text is not in it exactly. */

@@ -77,6 +77,14 @@ describe('the captured prompts are read in the layout, block by block', () => {
     assert.deepEqual(assistant!.parts, [{ type: 'tool-call', id: READ.id, name: 'read', input: '{"path":"@WORKSPACE@/notes.txt"}' }]);
     assert.deepEqual(result!.parts, [{ type: 'tool-result', id: READ.id, name: 'read', output: 'The codeword is CHARLIE.\n' }]);
   });
+  test('a tool call whose arguments hold U+2028 or U+2029 (JSON.stringify leaves them raw) is read as a call', () => {
+    const args = '{"content":"a\u2028b\u2029c"}';
+    const c = parseTranscript(`USER: write it\n\nASSISTANT: On it.\ntool_call(id: call_1, name: write, args: ${args})\n\nUSER: next`);
+    assert.deepEqual(c.messages[1]!.parts, [
+      { type: 'text', text: 'On it.' },
+      { type: 'tool-call', id: 'call_1', name: 'write', input: args },
+    ]);
+  });
   test('a frame in the blocks the plugin sends in its own delta is read as what it is: the follow-up text after the bridge is no message', () => {
     // The plugin's delta writes the user's text without a head, inside the bridge block: the bridge is then no frame but a system message.
     const c = parseTranscript(fixture('turn2-on-chat.txt'));
