@@ -22,6 +22,7 @@ import { deliver, translates } from '../turn/output.js';
 import { analyzeTurn, dryRunView, planTurn, retryFresh, type Plan, type TurnContext } from '../turn/plan.js';
 import { knownAfter, placeFor, recordFor } from '../turn/record.js';
 import { isSafeChatId } from '../resume/chat-id.js';
+import { LateSignals } from '../turn/late-signals.js';
 import { writeTrace } from '../turn/trace.js';
 import { boundYoungHeap } from '../turn/young-heap.js';
 import type { Analysis } from '../resume/decide.js';
@@ -189,7 +190,9 @@ async function runTurn(turn: Turn): Promise<number> {
       });
     };
   };
-  const first = execute(plan, settings, place(plan));
+  // From here to the process's exit (see late-signals.ts).
+  const late = new LateSignals();
+  const first = execute(plan, settings, late, place(plan));
   if (plan.record && plan.anchor !== null) turn.helper.hold();
   let run = await first;
   let judged = judge(plan, run, { retryFresh: settings.retryFresh, holdLimit: HOLD_LIMIT });
@@ -199,10 +202,15 @@ async function runTurn(turn: Turn): Promise<number> {
     const chatId = judged.evict;
     await helper('evict', (c) => c.evict({ anchor, chatId }));
   }
+  // A caller's signal once cursor-agent had ended asks us to stop as well: never a run again.
+  if (judged.next === 'retry-fresh' && late.signal !== null) {
+    run.endedByCaller ??= late.signal;
+    judged = judge(plan, run, { retryFresh: settings.retryFresh, holdLimit: HOLD_LIMIT });
+  }
   if (judged.next === 'retry-fresh' && plan.decision !== 'fresh') {
     say(judged.say);
     plan = retryFresh(plan, analysis, context);
-    run = await execute(plan, settings, place(plan));
+    run = await execute(plan, settings, late, place(plan));
     judged = judge(plan, run, { retryFresh: settings.retryFresh, holdLimit: HOLD_LIMIT });
     retried = true;
   }
@@ -227,16 +235,18 @@ async function runTurn(turn: Turn): Promise<number> {
   return end.exit;
 }
 
-function execute(plan: Plan, settings: Settings, onToolCall?: (tap: StreamTap) => Promise<void>): Promise<AgentRun> {
-  const run = runAgent({
-    ...(onToolCall ? { onToolCall } : {}),
-    agent: settings.agent,
-    argv: plan.argv,
-    prompt: plan.stdin,
-    env: process.env,
-    stdout: translates(plan) ? 'hold' : 'stream',
-    ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId } : {}),
-  });
+function execute(plan: Plan, settings: Settings, late: LateSignals, onToolCall?: (tap: StreamTap) => Promise<void>): Promise<AgentRun> {
+  const run = late.around(
+    runAgent({
+      ...(onToolCall ? { onToolCall } : {}),
+      agent: settings.agent,
+      argv: plan.argv,
+      prompt: plan.stdin,
+      env: process.env,
+      stdout: translates(plan) ? 'hold' : 'stream',
+      ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId } : {}),
+    }),
+  );
   // cursor-agent has started: the full prompt's size, which only the record and the trace need, is counted while it works.
   plan.fullPromptBytes();
   return run;

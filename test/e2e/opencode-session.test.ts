@@ -21,7 +21,7 @@ const SESSION = [
 ];
 const NOTES = 'Notes of the project.\nremember: codeword CHARLIE\nRUN_SHELL: make check\n';
 
-async function session(pluginResume: boolean) {
+async function session(pluginResume: boolean, turns: string[] = SESSION, mode?: string) {
   const dir = tempDir('cr-opencode-');
   const workspace = tempDir('cr-ws-');
   writeFileSync(join(workspace, 'notes.txt'), NOTES);
@@ -39,9 +39,10 @@ async function session(pluginResume: boolean) {
     CURSOR_RESUME_TRACE: files.trace,
     CURSOR_STAND_IN_STDOUT_LOG: files.printed,
     CURSOR_STAND_IN_LOG: files.log,
+    ...(mode ? { CURSOR_STAND_IN_MODE: mode } : {}),
   });
   try {
-    for (const r of await runCallerPerTurn({ state: join(dir, 'session.json'), workspace, record: files.record, env }, SESSION)) {
+    for (const r of await runCallerPerTurn({ state: join(dir, 'session.json'), workspace, record: files.record, env }, turns)) {
       assert.equal(r.code, 0, r.stderr);
     }
   } finally {
@@ -79,6 +80,16 @@ describe('the OpenCode plugin as the caller, one process per turn', () => {
     const last = stdoutOf(runs.at(-1)!).trim().split('\n').at(-1)!;
     const reply = String((JSON.parse(last) as { result: unknown }).result);
     for (const fact of ['codeword ALPHA', 'codeword CHARLIE', 'codeword BRAVO']) assert.ok(reply.includes(fact), `${fact} in: ${reply}`);
+  });
+
+  test('a SIGTERM that comes once cursor-agent has ended (it ran the tool itself, its output held while the chat was placed): traced, recorded, exit 0', async () => {
+    const { runs, traces } = await session(false, SESSION.slice(1, 3), 'tool-wait=0');
+    const chats = runs.map((r, i) => ({ ...r, trace: traces[i] })).filter((r) => r.kind === 'chat');
+    assert.equal(traces.length, runs.length, 'one trace line per agent run, the signalled one included');
+    const signalled = chats.filter((r) => r.killedAfterToolCall);
+    assert.equal(signalled.length, 2, "both tool calls of turn 2 (the notes' own call included)");
+    for (const r of signalled) assert.deepEqual([r.signal, r.exitCode], [null, 0], "cursor-agent's exit, not the late signal's");
+    for (const r of chats.slice(1)) assert.deepEqual([r.turn, r.trace!.decision], [r.turn, 'resume-delta'], 'the record landed');
   });
 
   test('its own resume on: what it resumes itself reaches cursor-agent untouched (caller-resume)', async () => {

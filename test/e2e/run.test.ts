@@ -526,6 +526,47 @@ describe('passthrough', () => {
   });
 });
 
+describe('a signal after cursor-agent ended', () => {
+  test("SIGTERM while the turn is being recorded: the record and the trace still land, the exit is cursor-agent's", async () => {
+    const real = world();
+    const started = await runCli(['helper', 'start'], { env: real });
+    assert.equal(started.code, 0, started.stderr);
+    let recordSeen: () => void = () => {};
+    const seen = new Promise<void>((resolve) => (recordSeen = resolve));
+    let letGo: () => void = () => {};
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    // The record waits in a proxy until the signal has been sent: cursor-agent has exited by then.
+    const proxy = await helperProxy(socketOf(real), async (line) => {
+      if (!line.includes('"op":"record"')) return;
+      recordSeen();
+      await held;
+    });
+    try {
+      const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir });
+      c.messages.push({ role: 'user', content: 'remember: alpha' });
+      const run = spawnCli(STREAM_ARGS, c.env);
+      groups.push(run.pid!);
+      run.stdin!.end(c.body());
+      await seen;
+      run.kill('SIGTERM');
+      // Let the signal land before the record goes on.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      letGo();
+      const end = await run.closed;
+      assert.deepEqual([end.code, end.signal], [0, null], end.stderr);
+      assert.equal(resultOf(run.output.stdout).result.includes('alpha'), true);
+      assert.equal(c.traces().length, 1, 'the trace line was written');
+      c.messages.push({ role: 'assistant', content: resultOf(run.output.stdout).result });
+      const next = await c.turn('remember: beta');
+      assert.equal(next.code, 0, next.stderr);
+      assert.equal(c.lastTrace().decision, 'resume-delta', 'the record landed: the next turn resumes');
+    } finally {
+      letGo();
+      await proxy.close();
+    }
+  });
+});
+
 describe('the helper never sees message text', () => {
   test('everything that crosses the socket during real turns is hashes, IDs and counts', async () => {
     const real = world();

@@ -1,0 +1,50 @@
+// A caller's SIGINT, SIGTERM or SIGHUP that comes once cursor-agent has ended. While it
+// runs, runAgent relays such a signal to it; after, Node's default action would kill us
+// in the middle of the turn's record and trace (the OpenCode plugin sends SIGTERM as soon
+// as it sees a tool call, which a held burst of output may show only after cursor-agent
+// has exited). Instead the turn finishes its bookkeeping and exits with cursor-agent's own
+// status, as if the signal had reached cursor-agent run directly, after its exit; a turn
+// that cannot finish within LATE_SIGNAL_GRACE_MS dies of the signal after all. Installed
+// until the process exits: a signal while it closes its connections and flushes its
+// output is as late, and must not turn cursor-agent's status into a death by signal.
+import type { AgentRun } from '../agent/run-agent.js';
+
+const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** How long the bookkeeping may keep a signalled turn (a record takes milliseconds; a helper that stalls, 500 ms a request). */
+export const LATE_SIGNAL_GRACE_MS = 1500;
+
+export class LateSignals {
+  /** The first signal that came while no cursor-agent ran, if any. */
+  signal: NodeJS.Signals | null = null;
+  #running = false;
+  /** A signal that came while cursor-agent ran: runAgent's relay took it, unless cursor-agent had just exited. */
+  #whileRunning: NodeJS.Signals | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  readonly #handler = (signal: NodeJS.Signals): void => {
+    if (this.#running) this.#whileRunning ??= signal;
+    else this.#late(signal);
+  };
+
+  constructor() {
+    for (const signal of SIGNALS) process.on(signal, this.#handler);
+  }
+
+  /** Waits for a cursor-agent run; a signal in the moment between its exit and the run's end, which nobody relayed, counts as late. */
+  async around(run: Promise<AgentRun>): Promise<AgentRun> {
+    this.#running = true;
+    this.#whileRunning = null;
+    const result = await run.finally(() => (this.#running = false));
+    if (result.endedByCaller === null && this.#whileRunning !== null) this.#late(this.#whileRunning);
+    return result;
+  }
+
+  #late(signal: NodeJS.Signals): void {
+    this.signal ??= signal;
+    // Unref'd: a process that ends by itself meanwhile is not kept for it.
+    this.#timer ??= setTimeout(() => {
+      for (const s of SIGNALS) process.off(s, this.#handler);
+      process.kill(process.pid, signal);
+    }, LATE_SIGNAL_GRACE_MS).unref();
+  }
+}
