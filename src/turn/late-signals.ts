@@ -20,7 +20,7 @@ export class LateSignals {
   #running = false;
   /** A signal that came while cursor-agent ran: runAgent's relay took it, unless cursor-agent had just exited. */
   #whileRunning: NodeJS.Signals | null = null;
-  #timer: NodeJS.Timeout | undefined;
+  #armed = false;
   readonly #handler = (signal: NodeJS.Signals): void => {
     if (this.#running) this.#whileRunning ??= signal;
     else this.#late(signal);
@@ -42,7 +42,9 @@ export class LateSignals {
   #late(signal: NodeJS.Signals): void {
     this.signal ??= signal;
     // Unref'd: a process that ends by itself meanwhile is not kept for it.
-    this.#timer ??= setTimeout(() => {
+    if (this.#armed) return;
+    this.#armed = true;
+    setTimeout(() => {
       for (const s of SIGNALS) process.off(s, this.#handler);
       process.kill(process.pid, signal);
     }, LATE_SIGNAL_GRACE_MS).unref();
