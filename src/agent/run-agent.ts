@@ -79,7 +79,8 @@ export interface AgentRun {
   flushHeld: () => void;
 }
 
-const RELAYED_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** The signals a caller ends a run with: relayed to cursor-agent while it runs (and, once it has ended, see turn/late-signals.ts). */
+export const RELAYED_SIGNALS: ReadonlyArray<NodeJS.Signals> = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
   return new Promise((resolve) => {

@@ -7,9 +7,7 @@
 // that cannot finish within LATE_SIGNAL_GRACE_MS dies of the signal after all. Installed
 // until the process exits: a signal while it closes its connections and flushes its
 // output is as late, and must not turn cursor-agent's status into a death by signal.
-import type { AgentRun } from '../agent/run-agent.js';
-
-const SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+import { RELAYED_SIGNALS, type AgentRun } from '../agent/run-agent.js';
 
 /** How long the bookkeeping may keep a signalled turn (a record takes milliseconds; a helper that stalls, 500 ms a request). */
 export const LATE_SIGNAL_GRACE_MS = 1500;
@@ -20,14 +18,13 @@ export class LateSignals {
   #running = false;
   /** A signal that came while cursor-agent ran: runAgent's relay took it, unless cursor-agent had just exited. */
   #whileRunning: NodeJS.Signals | null = null;
-  #armed = false;
   readonly #handler = (signal: NodeJS.Signals): void => {
     if (this.#running) this.#whileRunning ??= signal;
     else this.#late(signal);
   };
 
   constructor() {
-    for (const signal of SIGNALS) process.on(signal, this.#handler);
+    for (const signal of RELAYED_SIGNALS) process.on(signal, this.#handler);
   }
 
   /** Waits for a cursor-agent run; a signal in the moment between its exit and the run's end, which nobody relayed, counts as late. */
@@ -40,12 +37,11 @@ export class LateSignals {
   }
 
   #late(signal: NodeJS.Signals): void {
-    this.signal ??= signal;
+    if (this.signal !== null) return;
+    this.signal = signal;
     // Unref'd: a process that ends by itself meanwhile is not kept for it.
-    if (this.#armed) return;
-    this.#armed = true;
     setTimeout(() => {
-      for (const s of SIGNALS) process.off(s, this.#handler);
+      for (const s of RELAYED_SIGNALS) process.off(s, this.#handler);
       process.kill(process.pid, signal);
     }, LATE_SIGNAL_GRACE_MS).unref();
   }
