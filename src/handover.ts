@@ -11,7 +11,7 @@
 // run, with no code cache, and a turn never uses the table from there.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { handsOver, parseCallerArgs, type CallerArgs } from './agent/argv.js';
+import { callerChat, handsOver, parseCallerArgs, type CallerArgs } from './agent/argv.js';
 import { DEFAULT_AGENT, passthrough } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
 import { envValue } from './env-value.js';
@@ -32,6 +32,8 @@ export function agentLine(argv: ReadonlyArray<string>, stdinIsTty: () => boolean
     return undefined;
   }
   if (caller.dryRun || (caller.help && caller.positionals.length === 0)) return undefined;
+  // A line that continues a chat itself makes the CLI forget that chat's cache entries first (turn/caller-chat.ts).
+  if (callerChat(caller) !== null) return undefined;
   return handsOver(caller) || stdinIsTty() ? caller : undefined;
 }
 

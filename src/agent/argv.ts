@@ -55,12 +55,39 @@ export interface CallerArgs {
   print: boolean;
   /** --resume or --continue: the caller picked a chat itself. */
   callerResume: boolean;
+  /** The chat --resume names, when it names one. */
+  resumeChatId: string | undefined;
   /** Words that are not flags: a subcommand or a prompt. */
   positionals: string[];
   /** Where in agentArgs a `--` ends the options, if one does: what we add goes before it. */
   separatorAt: number | undefined;
   help: boolean;
   version: boolean;
+}
+
+/** cursor-agent's subcommands that continue a chat the user picks (`resume`: the latest; `ls`: one chosen from the list). */
+const PICKING_SUBCOMMANDS = new Set(['resume', 'ls']);
+
+/** A chat the caller has cursor-agent continue: `chatId` null when the line does not say which. */
+export interface CallerChat {
+  chatId: string | null;
+}
+
+/**
+ * The chat a run line has cursor-agent continue outside the cache's sight: the one
+ * --resume names, or an unnamed one (--continue, a bare --resume, the `resume` and
+ * `ls` subcommands: the latest chat, or one picked on screen); null when the line
+ * starts a new chat. Whatever the cache holds of that chat no longer knows its history.
+ */
+export function callerChat(caller: CallerArgs): CallerChat | null {
+  // Help and the version continue nothing.
+  if (caller.help || caller.version) return null;
+  if (caller.resumeChatId !== undefined) return { chatId: caller.resumeChatId };
+  if (caller.callerResume) return { chatId: null };
+  const { positionals, separatorAt, agentArgs } = caller;
+  // Words after a `--` are a prompt, never a subcommand.
+  const before = separatorAt === undefined ? positionals.length : positionals.length - (agentArgs.length - separatorAt - 1);
+  return before > 0 && PICKING_SUBCOMMANDS.has(positionals[0]!) ? { chatId: null } : null;
 }
 
 /** A run line cursor-agent takes whole, reading no transcript: a prompt word, a subcommand or --version. */
@@ -78,6 +105,7 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
     outputFormat: undefined,
     print: false,
     callerResume: false,
+    resumeChatId: undefined,
     positionals: [],
     separatorAt: undefined,
     help: false,
@@ -137,8 +165,9 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
       const next = argv[i + 1];
       if (inline === undefined && next !== undefined && !next.startsWith('-') && !AGENT_SUBCOMMANDS.has(next)) {
         out.agentArgs.push(next);
+        out.resumeChatId = next;
         i++;
-      }
+      } else if (inline !== undefined && inline !== '') out.resumeChatId = inline;
       continue;
     }
     if (name === '--continue') out.callerResume = true;

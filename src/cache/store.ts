@@ -359,6 +359,13 @@ export class BranchStore {
     return this.#cache.delete(keyOf(anchor, chatId)) ? 1 : 0;
   }
 
+  /** Drops the chat's branches under every anchor. Returns how many. */
+  evictChat(chatId: string): number {
+    let count = 0;
+    for (const [anchor, chatIds] of [...this.#index]) if (chatIds.has(chatId) && this.#cache.delete(keyOf(anchor, chatId))) count++;
+    return count;
+  }
+
   /** Drops everything. Returns how many branches there were. */
   evictAll(): number {
     let count = 0;

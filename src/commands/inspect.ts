@@ -408,7 +408,12 @@ function render(view: Explanation): string {
     );
   }
   step('resume', resume.enabled ? `${good('on')}: ${resume.why}` : `${bad('off')}: ${resume.why}`);
-  step('caller chat', view.callerResume ? bad('yes: --resume or --continue on the run line; passed on untouched') : 'no');
+  step(
+    'caller chat',
+    view.callerResume
+      ? bad('yes: --resume or --continue on the run line; passed on untouched, and a run forgets what the cache held of that chat')
+      : 'no',
+  );
   step(
     'side call',
     view.sideCall ? bad(`yes: matched /${view.sideCall.pattern}/ at the start of the first ${view.sideCall.role} message`) : 'no',

@@ -3,7 +3,7 @@
 // touches is best-effort: if the helper cannot be reached the turn runs as a fresh
 // chat with the whole conversation, correctly.
 import { isatty } from 'node:tty';
-import { handsOver, parseCallerArgs, type CallerArgs } from '../agent/argv.js';
+import { callerChat, handsOver, parseCallerArgs, type CallerArgs } from '../agent/argv.js';
 import { UsageError } from '../errors.js';
 import { passthrough } from '../agent/passthrough.js';
 import { HOLD_LIMIT, runAgent, type AgentRun } from '../agent/run-agent.js';
@@ -23,6 +23,7 @@ import { analyzeTurn, dryRunView, planTurn, retryFresh, type Plan, type TurnCont
 import { knownAfter, placeFor, recordFor } from '../turn/record.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { LateSignals } from '../turn/late-signals.js';
+import { forgetCallerChat } from '../turn/caller-chat.js';
 import { writeTrace } from '../turn/trace.js';
 import { boundYoungHeap } from '../turn/young-heap.js';
 import type { Analysis } from '../resume/decide.js';
@@ -47,8 +48,20 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   });
   // A bad setting other than the agent must not stand in the way of cursor-agent: said once, then ignored.
   for (const line of ignored) process.stderr.write(`cursor-resume: ${line}\n`);
+  const say = (line: string): void => {
+    if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
+  };
+  const chat = callerChat(caller);
+  const forget = async (seen?: unknown): Promise<void> => {
+    if (chat !== null && !runtimeDirIgnored) await forgetCallerChat(chat, seen, settings, process.env, say);
+  };
   // cursor-agent's subcommands, a prompt on its command line, an interactive session: not ours to touch.
-  if (handedOver || stdinIsTty) return passthrough(settings.agent, caller.agentArgs, process.env);
+  if (handedOver || stdinIsTty) {
+    await forget();
+    const exit = await passthrough(settings.agent, caller.agentArgs, process.env);
+    await forget();
+    return exit;
+  }
 
   const started = monotonicMs();
   const input = await readStdin();
@@ -56,9 +69,6 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const conversation = parseTranscript(input, { ownsRoomAfter: true });
   const { context, given } = localContextFor(conversation, caller, settings, process.env);
   const analysis = analyzeTurn(conversation, context);
-  const say = (line: string): void => {
-    if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
-  };
 
   const cache = await viewCache(analysis, context, { mode: caller.dryRun ? 'peek' : 'run', runtimeDirIgnored });
   if (cache.branches === null) say(`running without the cache: ${cache.note}`);
@@ -68,9 +78,23 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
 
+  // A chat the line names is forgotten before it runs; one it does not name only once the stream may have named it.
+  if (chat?.chatId != null) await forget();
   const helper = new LazyClient(cache.client, cache.reconnect, cache.hold, cache.handOff);
   try {
-    return await runTurn({ plan, analysis, context, settings, helper, say, given, started, branches: cache.branches ?? [], missing });
+    return await runTurn({
+      plan,
+      analysis,
+      context,
+      settings,
+      helper,
+      say,
+      given,
+      started,
+      branches: cache.branches ?? [],
+      missing,
+      forget,
+    });
   } finally {
     helper.close();
   }
@@ -153,6 +177,8 @@ interface Turn {
   started: number;
   branches: ReadonlyArray<MatchedBranch>;
   missing: ReadonlySet<string>;
+  /** Forgets the chat the caller continued itself, if it did, and the one the stream named (caller-chat.ts). */
+  forget: (seen?: unknown) => Promise<void>;
 }
 
 async function runTurn(turn: Turn): Promise<number> {
@@ -231,6 +257,7 @@ async function runTurn(turn: Turn): Promise<number> {
     const chatId: string = placed;
     await helper('evict', (c) => c.evict({ anchor, chatId }));
   }
+  await turn.forget(run.tap.sessionChanged ? undefined : run.tap.sessionId);
   writeTrace(settings.trace, plan, { exit: end.exit, failure: end.failure, retried, started: turn.started, chatId: run.tap.sessionId });
   return end.exit;
 }

@@ -446,7 +446,8 @@ export class HelperServer {
       case 'evict':
         if (request.all) return { evicted: this.store.evictAll() };
         if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix) };
-        return { evicted: this.store.evictBranch(request.anchor!, request.chatId!) };
+        if (request.anchor === undefined) return { evicted: this.store.evictChat(request.chatId!) };
+        return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };
       case 'list':
         return { branches: this.store.list().map(summarize) };
       case 'stats':

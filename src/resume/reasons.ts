@@ -2,7 +2,7 @@
 export const REASONS = {
   disabled: 'resume is off: neither CURSOR_RESUME_ENABLED, the resume setting nor CURSOR_ACP_SESSION_RESUME turns it on',
   'plain-text': 'the transcript is plain text, whose structure cannot be proven',
-  'caller-resume': 'the caller chose a chat itself with --resume or --continue',
+  'caller-resume': 'the caller chose a chat itself with --resume or --continue; a run forgets what the cache held of that chat',
   'side-call': 'a title or other metadata prompt: it never resumes and never touches the cache',
   'no-anchor': 'the conversation has no real user message to anchor it',
   'no-cache': 'the helper could not be reached, so nothing is known about earlier turns',

@@ -864,19 +864,31 @@ test('evict by anchor prefix, by branch and all; a malformed evict is refused', 
     [A, 'two'],
     [B, 'three'],
     [`ab${'0'.repeat(30)}`, 'four'],
+    [B, 'two'],
+    [`c${'0'.repeat(31)}`, 'five'],
   ] as const) {
     assert.ok((await client.record(record({ anchor, chatId }))).recorded);
   }
-  assert.equal(await client.evict({ anchor: A, chatId: 'two' }), 1);
+  assert.equal(await client.evict({ chatId: 'five' }), 1, 'a chat alone: under whichever anchor holds it');
+  assert.equal(await client.evict({ anchor: A, chatId: 'two' }), 1, "B's branch of chat two stays");
+  assert.equal(await client.evict({ chatId: 'two' }), 1);
   assert.equal(await client.evict({ anchorPrefix: 'a' }), 2);
   assert.deepEqual(
     (await client.list()).map((b) => b.chatId),
     ['three'],
   );
   assert.equal(await client.evict({ all: true }), 1);
-  const probe = await connected(w, false);
-  await assert.rejects(probe.request('evict', { all: true, anchorPrefix: 'a' }), { code: 'bad-request' });
-  probe.close();
+  // An anchor needs its chat; a chat with all or a prefix names two targets.
+  for (const malformed of [
+    { all: true, anchorPrefix: 'a' },
+    { anchor: A },
+    { chatId: 'one', all: true },
+    { chatId: 'one', anchorPrefix: 'a' },
+  ]) {
+    const probe = await connected(w, false);
+    await assert.rejects(probe.request('evict', malformed), { code: 'bad-request' }, JSON.stringify(malformed));
+    probe.close();
+  }
   client.close();
 });
 

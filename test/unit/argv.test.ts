@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { buildAgentArgv, parseCallerArgs } from '../../src/agent/argv.js';
+import { buildAgentArgv, callerChat, parseCallerArgs } from '../../src/agent/argv.js';
 
 describe('the caller command line', () => {
   test("ours are removed, cursor-agent's kept in order", () => {
@@ -36,6 +36,23 @@ describe('the caller command line', () => {
     assert.equal(bare.callerResume, true);
     assert.deepEqual(bare.positionals, []);
     assert.equal(parseCallerArgs(['--continue']).callerResume, true);
+  });
+  test('the chat a line continues itself: named by --resume, unnamed, or none', () => {
+    const chat = (...argv: string[]) => callerChat(parseCallerArgs(argv));
+    assert.deepEqual(chat('-p', '--resume', 'abc'), { chatId: 'abc' });
+    assert.deepEqual(chat('--resume=abc', 'a prompt'), { chatId: 'abc' });
+    for (const unnamed of [['--continue'], ['--resume', '-p'], ['--resume='], ['resume', 'go on'], ['-p', 'ls'], ['--resume', 'ls']])
+      assert.deepEqual(chat(...unnamed), { chatId: null }, unnamed.join(' '));
+    for (const none of [
+      ['-p'],
+      ['-p', 'a prompt'],
+      ['status'],
+      ['-p', '--', 'resume'],
+      ['--model', 'ls', '-p'],
+      ['resume', '--help'],
+      ['--resume', 'abc', '-v'],
+    ])
+      assert.equal(chat(...none), null, none.join(' '));
   });
   test('grouped short flags: letters are flags until one that takes a value, which takes the rest or the next word', () => {
     const grouped = parseCallerArgs(['-fH', 'x-foo: 1', '--print']);

@@ -416,6 +416,10 @@ describe('evict', () => {
     assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
     assert.equal(store.evictBranch(A, 'two'), 1);
     assert.equal(store.evictBranch(A, 'two'), 0);
+    recorded(store, rec({ anchor: B, chatId: 'one' }));
+    assert.equal(store.evictChat('one'), 2, "chat one's branches under A and B");
+    assert.equal(store.evictChat('one'), 0);
+    recorded(store, rec({ chatId: 'one' }));
     assert.equal(store.evict('a'), 2, 'A and ab00.. both start with "a"');
     assert.equal(store.leasesOf('h1'), 0);
     assert.equal(store.stats().leases, 0);

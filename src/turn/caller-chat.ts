@@ -1,0 +1,49 @@
+// A run line that continues a chat itself (--resume ID, --continue, the `resume`
+// subcommand, ...) gives that chat turns the cache never sees: a branch of it would
+// later be resumed with a delta that skips them. So such a chat is forgotten, before
+// the run when the line names it (no other turn may lease it meanwhile) and again
+// after it (a turn may have recorded it while this one ran), with the chat the stream
+// named. A chat the line does not name cannot be told from the others: then every
+// branch goes. Only a running helper is asked: with none, nothing is cached.
+import type { CallerChat } from '../agent/argv.js';
+import type { Settings } from '../config.js';
+import { connectHelper } from '../helper/launcher.js';
+import { isSafeChatId } from '../resume/chat-id.js';
+import { plural } from '../present.js';
+import { helperEnv } from './helper-env.js';
+
+/**
+ * Forgets `chat` and `seen`, the chat the stream named (undefined when it named none,
+ * or several): every branch when neither names one. Best-effort: a helper that cannot be reached is said with --verbose.
+ */
+export async function forgetCallerChat(
+  chat: CallerChat,
+  seen: unknown,
+  settings: Settings,
+  env: NodeJS.ProcessEnv,
+  say: (line: string) => void,
+): Promise<void> {
+  // Only a safe ID is ever recorded (README, "Limits"): any other cannot be cached.
+  const named = [...new Set([chat.chatId, seen])].filter(isSafeChatId);
+  const unnamed = chat.chatId === null && !isSafeChatId(seen);
+  if (!unnamed && named.length === 0) return;
+  const connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
+  // Not running, or of another version (a run replaces it, cache empty): nothing to forget.
+  if (!connected.ok) {
+    if (connected.code !== 'not-running' && connected.code !== 'version-mismatch')
+      say(`could not forget the caller's chat: ${connected.reason}`);
+    return;
+  }
+  const { client } = connected;
+  try {
+    let evicted = 0;
+    if (unnamed) evicted = await client.evict({ all: true });
+    else for (const chatId of named) evicted += await client.evict({ chatId });
+    const which = unnamed ? 'a chat it did not name: every conversation' : `chat ${named.join(', ')}`;
+    if (evicted > 0) say(`the caller continued ${which} forgotten (${plural(evicted, 'branch', 'branches')})`);
+  } catch (error) {
+    say(`the helper failed to forget the caller's chat (${(error as Error).message})`);
+  } finally {
+    client.close();
+  }
+}

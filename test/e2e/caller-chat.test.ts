@@ -1,0 +1,106 @@
+// A chat the caller continues itself (--resume ID, --continue, the `resume` subcommand)
+// gets turns the cache never sees: what the cache held of it must be forgotten, or the
+// next full transcript would resume it with a delta that skips those turns (README,
+// "Chats the caller continues itself"). The built binary, the real helper and the
+// stand-in, whose chats really remember.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { runCli } from '../support/cli.js';
+import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
+import { entries, worlds } from '../support/hardening.js';
+
+const world = worlds();
+
+/** A conversation whose second turn resumed its chat: the cache holds that chat. */
+async function cached(env: NodeJS.ProcessEnv, fact: string): Promise<{ c: Conversation; chatId: string }> {
+  const c = new Conversation(env);
+  assert.equal((await c.turn(`remember: ${fact}`)).code, 0);
+  const chatId = c.lastInvocation().chatId!;
+  const t2 = await c.turn('and?');
+  assert.equal(t2.code, 0, t2.stderr);
+  assert.equal(c.lastTrace().decision, 'resume-delta', 'the cache holds the chat');
+  return { c, chatId };
+}
+
+const cachedChats = async (env: NodeJS.ProcessEnv): Promise<string[]> => (await entries(env)).map((e) => e.chatId as string).sort();
+
+describe('a chat the caller continues itself is forgotten', () => {
+  test("--resume ID with a transcript: the next full transcript starts a fresh chat, not a delta that skips the caller's turn", async () => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'the port is 8080');
+    const other = await cached(env, 'the host is db');
+
+    // The caller resumes the chat itself, with a prompt of its own (plain text).
+    const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId, '--verbose'], {
+      input: 'remember: the caller was here',
+      env: c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    assert.equal(c.lastInvocation().argv.filter((a) => a === '--resume').length, 1, "the caller's --resume only");
+    assert.match(resultOf(own.stdout).result, /I remember: the port is 8080; the caller was here/, 'cursor-agent continued the chat');
+    assert.match(own.stderr, new RegExp(`the caller continued chat ${chatId} forgotten \\(1 branch\\)`));
+    assert.deepEqual(await cachedChats(env), [other.chatId], "only the caller's chat is forgotten");
+
+    const next = await c.turn('What do you remember?');
+    assert.equal(next.code, 0, next.stderr);
+    assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['fresh', 'no-entry']);
+    assert.ok(!c.lastInvocation().argv.includes('--resume'));
+  });
+
+  test('--resume=ID on a line cursor-agent takes whole (a prompt word) is forgotten too', async () => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'alpha');
+    const own = await runCli(['--print', '--workspace', c.workspace, `--resume=${chatId}`, 'remember: beta'], { env: c.env });
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stdout, /I remember: alpha; beta/);
+    assert.deepEqual(await cachedChats(env), []);
+    await c.turn('next');
+    assert.equal(c.lastTrace().reason, 'no-entry');
+  });
+
+  test('--continue with stream-json: the chat the stream names is forgotten, and only it', async () => {
+    const env = world();
+    const first = await cached(env, 'one');
+    const latest = await cached(env, 'two');
+    // The stand-in keeps chats per workspace, as Cursor does: --continue there takes this one.
+    const own = await runCli([...STREAM_ARGS, '--workspace', latest.c.workspace, '--continue'], {
+      input: 'remember: three',
+      env: latest.c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    assert.equal(resultOf(own.stdout).session_id, latest.chatId, 'the stand-in continued the latest chat');
+    assert.deepEqual(await cachedChats(env), [first.chatId]);
+  });
+
+  test('--continue with text output names no chat: every cached conversation is forgotten', async () => {
+    const env = world();
+    const a = await cached(env, 'one');
+    await cached(env, 'two');
+    const own = await runCli(['--print', '--output-format', 'text', '--workspace', a.c.workspace, '--continue', '--verbose'], {
+      input: 'remember: three',
+      env: a.c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stdout, /I remember: one; three/);
+    assert.match(own.stderr, /the caller continued a chat it did not name: every conversation forgotten \(2 branches\)/);
+    assert.deepEqual(await cachedChats(env), []);
+  });
+
+  test('the `resume` subcommand is a chat the caller picks: every conversation is forgotten', async () => {
+    const env = world();
+    const a = await cached(env, 'one');
+    const own = await runCli(['resume', '--print', '--workspace', a.c.workspace, 'remember: two'], { env: a.c.env });
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stdout, /I remember: one; two/);
+    assert.deepEqual(await cachedChats(env), []);
+  });
+
+  test('a --dry-run with --resume forgets nothing: it runs nothing', async () => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'one');
+    const dry = await runCli(['--dry-run', '--resume', chatId], { input: c.body(), env: c.env });
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.equal(JSON.parse(dry.stdout).reason, 'caller-resume');
+    assert.deepEqual(await cachedChats(env), [chatId]);
+  });
+});
