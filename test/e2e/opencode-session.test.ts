@@ -82,8 +82,11 @@ describe('the OpenCode plugin as the caller, one process per turn', () => {
     for (const fact of ['codeword ALPHA', 'codeword CHARLIE', 'codeword BRAVO']) assert.ok(reply.includes(fact), `${fact} in: ${reply}`);
   });
 
-  test('a SIGTERM that comes once cursor-agent has ended (it ran the tool itself, its output held while the chat was placed): traced, recorded, exit 0', async () => {
-    const { runs, traces } = await session(false, SESSION.slice(1, 3), 'tool-wait=0');
+  test("the plugin's SIGTERM at a tool call of a cursor-agent that ends at once (it ran the tool itself): traced, recorded, exit cursor-agent's", async () => {
+    // The SIGTERM mostly comes once cursor-agent has ended (its output held while the chat was
+    // placed); on a loaded machine it may still reach it, which then exits 0 as asked (signal-exit).
+    // run.test.ts ("a signal after cursor-agent ended") makes the late case certain.
+    const { runs, traces } = await session(false, SESSION.slice(1, 3), 'tool-wait=0,signal-exit=0');
     const chats = runs.map((r, i) => ({ ...r, trace: traces[i] })).filter((r) => r.kind === 'chat');
     assert.equal(traces.length, runs.length, 'one trace line per agent run, the signalled one included');
     const signalled = chats.filter((r) => r.killedAfterToolCall);
