@@ -110,6 +110,9 @@ export class StreamTap {
     this.skipping = false;
     if (skipped) {
       this.oversizedLines++;
+      // Unread, it may have been a completed call or more text: the reply is no longer known to end at its calls.
+      if (this.toolCalls.length > 0) this.pastCalls = true;
+      this.replyText = undefined;
       return;
     }
     this.parse(line!);

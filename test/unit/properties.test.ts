@@ -916,6 +916,15 @@ describe("the stream tap reads cursor-agent's output the same however it is cut"
     );
   });
 
+  test('a line too long to read after the tool calls: the reply is not known to end at them', () => {
+    const event = (fields: object) => `${JSON.stringify({ session_id: 'chat-1', ...fields })}\n`;
+    const tap = new StreamTap(1024);
+    tap.push(Buffer.from(event({ type: 'tool_call', subtype: 'started', call_id: 'call_1', tool_call: { readToolCall: {} } })));
+    assert.deepEqual([tap.pastCalls, tap.replyText], [false, '']);
+    tap.push(Buffer.from(event({ type: 'tool_call', subtype: 'completed', call_id: 'call_1', result: 'x'.repeat(2048) })));
+    assert.deepEqual([tap.oversizedLines, tap.pastCalls, tap.replyText], [1, true, undefined]);
+  });
+
   test('tool calls beyond the cap are not kept: memory stays flat however many are printed', () => {
     const tap = new StreamTap();
     const started = (i: number) =>
