@@ -11,7 +11,7 @@ import * as z from './zod.js';
 import { SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
-import { parseSwitch, SHARED_SWITCH } from './resume/enabled.js';
+import { parseSwitch, SHARED_SWITCH, sharedSwitchOn } from './resume/enabled.js';
 
 // The seed lives with the cache's limits; the config file speaks minutes.
 export const SEED_TTL_MINUTES = SEED_LIMITS.ttlMs / 60_000;
@@ -274,7 +274,7 @@ export function describeResume({ settings, sources }: Resolved, env: NodeJS.Proc
       return {
         enabled,
         from: SHARED_SWITCH,
-        why: `${SHARED_SWITCH} is ${JSON.stringify(envValue(env[SHARED_SWITCH]))} and ${own} is not set`,
+        why: `${SHARED_SWITCH} is ${JSON.stringify(envValue(env[SHARED_SWITCH]))}${enabled ? '' : ' (on only for 1, true, on or yes)'} and ${own} is not set`,
       };
     default:
       return { enabled, from: 'default', why: `resume is opt-in: set ${own}=1 (or cursor-resume config set resume true)` };
@@ -379,16 +379,8 @@ function resolveWith(
   // Our own resume setting, when set, decides; else the switch callers share with us.
   const shared = sources.resume === 'default' ? envValue(env[SHARED_SWITCH]) : undefined;
   if (shared !== undefined) {
-    const on = parseSwitch(shared);
-    if (on === undefined) {
-      const error = new ConfigError(
-        `resume (from ${SHARED_SWITCH}): ${JSON.stringify(shared)} is neither on (1, true, on, yes) nor off (0, false, off, no)`,
-      );
-      bad(error, 'resume', SHARED_SWITCH);
-    } else {
-      settings.resume = on;
-      sources.resume = 'shared environment';
-    }
+    settings.resume = sharedSwitchOn(shared);
+    sources.resume = 'shared environment';
   }
   return { settings: settings as Settings, sources };
 }

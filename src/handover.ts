@@ -37,18 +37,17 @@ export function agentLine(argv: ReadonlyArray<string>, stdinIsTty: () => boolean
   return handsOver(caller) || stdinIsTty() ? caller : undefined;
 }
 
-/** Variables of ours that need no check beyond what is done here (the self-call mark is not a setting). */
-const SWITCHES = ['CURSOR_RESUME_ENABLED', 'CURSOR_ACP_SESSION_RESUME'];
-
 /**
  * The agent, when nothing about the settings could need saying: no config file, and
- * none of our variables set but the agent and a valid resume switch. Else undefined,
+ * none of our variables set but the agent and a valid CURSOR_RESUME_ENABLED (the shared
+ * CURSOR_ACP_SESSION_RESUME is not ours, and has no wrong value: enabled.ts). Else undefined,
  * and the settings are resolved in full, as a run resolves them.
  */
 export function plainAgent(env: NodeJS.ProcessEnv, path: string = configFile()): string | undefined {
   for (const [name, value] of Object.entries(env)) {
+    // The self-call mark is not a setting.
     if (name === 'CURSOR_RESUME_AGENT' || name === MARK || envValue(value) === undefined) continue;
-    if (SWITCHES.includes(name) ? parseSwitch(value!) === undefined : name.startsWith('CURSOR_RESUME_')) return undefined;
+    if (name === 'CURSOR_RESUME_ENABLED' ? parseSwitch(value!) === undefined : name.startsWith('CURSOR_RESUME_')) return undefined;
   }
   return existsSync(path) ? undefined : (envValue(env.CURSOR_RESUME_AGENT) ?? DEFAULT_AGENT);
 }

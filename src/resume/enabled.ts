@@ -12,3 +12,6 @@ export function parseSwitch(text: string): boolean | undefined {
 
 /** The variable callers such as OpenCode's Cursor plugin share with us: read only when our own resume setting is unset. */
 export const SHARED_SWITCH = 'CURSOR_ACP_SESSION_RESUME';
+
+/** The shared switch read as the plugin reads it: on for 1, true, on, yes; any other value is off, and not ours to question. */
+export const sharedSwitchOn = (text: string): boolean => ON.has(text.trim().toLowerCase());

@@ -1,6 +1,7 @@
 /** Every reason a plan can give, with the sentence `inspect` and the README use for it. */
 export const REASONS = {
-  disabled: 'resume is off: neither CURSOR_RESUME_ENABLED, the resume setting nor CURSOR_ACP_SESSION_RESUME turns it on',
+  disabled:
+    'resume is off: CURSOR_RESUME_ENABLED or the resume setting says so, or neither is set and CURSOR_ACP_SESSION_RESUME is not on (config list says which)',
   'plain-text': 'the transcript is plain text, whose structure cannot be proven',
   'caller-resume': 'the caller chose a chat itself with --resume or --continue; a run forgets what the cache held of that chat',
   'side-call': 'a title or other metadata prompt: it never resumes and never touches the cache',
