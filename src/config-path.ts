@@ -1,10 +1,15 @@
 // Where the config file lives: the platform's config folder for cursor-resume. Its
 // own module so that boot.cjs can find the agent setting without the settings table.
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import envPaths from 'env-paths';
+import { envValue } from './env-value.js';
 
 export function configDir(): string {
-  return envPaths('cursor-resume', { suffix: '' }).config;
+  if (process.platform !== 'linux') return envPaths('cursor-resume', { suffix: '' }).config;
+  // The XDG spec: a relative XDG_CONFIG_HOME is invalid and ignored (env-paths would take it, from wherever we run).
+  const xdg = envValue(process.env.XDG_CONFIG_HOME);
+  return join(xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), '.config'), 'cursor-resume');
 }
 
 export const configFile = (): string => join(configDir(), 'config.json');

@@ -386,6 +386,17 @@ describe('evict', { concurrency: true }, () => {
 describe('config', { concurrency: true }, () => {
   const fileOf = (env: NodeJS.ProcessEnv): string => join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
 
+  test('a relative XDG_CONFIG_HOME is ignored, as the XDG spec says: the file is under ~/.config wherever cursor-resume runs', async () => {
+    const env = { ...world(), XDG_CONFIG_HOME: 'relative/config' };
+    const file = join(env.HOME!, '.config', 'cursor-resume', 'config.json');
+    for (const cwd of [tempDir(), tempDir()]) {
+      assert.equal((await runCli(['config', 'path'], { env, cwd })).stdout, `${file}\n`);
+      const set = await runCli(['config', 'set', 'ttlMinutes', '30'], { env, cwd });
+      assert.deepEqual([set.code, set.stdout, existsSync(join(cwd, 'relative'))], [0, `ttlMinutes = 30 (in ${file})\n`, false], set.stderr);
+    }
+    assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 30 });
+  });
+
   test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
     const env = world();
     const file = fileOf(env);
