@@ -1,36 +1,71 @@
 // Writing the config file, through conf (atomic writes, the folder created as
-// needed). Loaded only by `config set` / `config unset`: conf brings a JSON
-// schema validator along, which nothing else needs. The file is exactly
-// configFile(), the one the run path reads with readConfigFile.
-import { renameSync } from 'node:fs';
+// needed), one writer at a time (proper-lockfile): conf reads, changes and writes the
+// whole file, so two `config set` at once would otherwise lose one of the changes.
+// Loaded only by `config set` / `config unset`: conf brings a JSON schema validator
+// along, which nothing else needs. The file is exactly configFile(), the one the run
+// path reads with readConfigFile.
+import { mkdirSync, renameSync } from 'node:fs';
 import Conf from 'conf';
+import { lock } from 'proper-lockfile';
 import { BrokenConfigFile, configDir, configFile, readConfigObject } from './config.js';
+import { CliError } from './errors.js';
+
+/** How long a writer waits for another to finish (a write takes milliseconds), and when a lock left by a killed one is taken over. */
+const LOCK = { retries: { retries: 40, factor: 1, minTimeout: 25, maxTimeout: 25 }, stale: 5000, realpath: false } as const;
+
+export type ConfigFile = Conf<Record<string, unknown>>;
 
 /**
- * The config file, for writing. Its keys are not checked here: `unset` must be able to
- * remove a bad one. A file that is not a JSON object (conf would quietly replace it) is
- * first renamed to `config.json.broken-<time>`, so that nothing in it is lost; `setAside`
- * names that file and says why.
+ * Runs `change` on the config file, holding its lock. Its keys are not checked here:
+ * `unset` must be able to remove a bad one. A file that is not a JSON object (conf
+ * would quietly replace it) is first renamed to `config.json.broken-<time>`, so that
+ * nothing in it is lost; `setAside` names that file and says why.
  */
-export function openConfigFile(): { file: Conf<Record<string, unknown>>; setAside?: string } {
+export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Promise<{ result: T; path: string; setAside?: string }> {
   const path = configFile();
-  let setAside: string | undefined;
-  try {
-    readConfigObject(path);
-  } catch (error) {
-    if (!(error instanceof BrokenConfigFile)) throw error;
-    const kept = `${path}.broken-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-    renameSync(path, kept);
-    setAside = `the config file ${path} ${error.problem}: it was kept as ${kept}, and a new one started`;
-  }
-  const file = new Conf<Record<string, unknown>>({
-    cwd: configDir(),
-    configName: 'config',
-    fileExtension: 'json',
-    // Setting names have no dots; a dotted key must never become a nested object.
-    accessPropertiesByDotNotation: false,
+  const release = await writing(path, async () => {
+    mkdirSync(configDir(), { recursive: true });
+    return lock(path, LOCK);
   });
-  // One file, one truth: if conf ever resolved another path, runs would not see what we wrote.
-  if (file.path !== path) throw new Error(`conf writes ${file.path}, but runs read ${path}`);
-  return setAside === undefined ? { file } : { file, setAside };
+  try {
+    return await writing(path, () => {
+      let setAside: string | undefined;
+      try {
+        readConfigObject(path);
+      } catch (error) {
+        if (!(error instanceof BrokenConfigFile)) throw error;
+        const kept = `${path}.broken-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+        renameSync(path, kept);
+        setAside = `the config file ${path} ${error.problem}: it was kept as ${kept}, and a new one started`;
+      }
+      const file: ConfigFile = new Conf({
+        cwd: configDir(),
+        configName: 'config',
+        fileExtension: 'json',
+        // Setting names have no dots; a dotted key must never become a nested object.
+        accessPropertiesByDotNotation: false,
+      });
+      // One file, one truth: if conf ever resolved another path, runs would not see what we wrote.
+      if (file.path !== path) throw new Error(`conf writes ${file.path}, but runs read ${path}`);
+      const result = change(file);
+      return setAside === undefined ? { result, path } : { result, path, setAside };
+    });
+  } finally {
+    await release().catch(() => undefined);
+  }
+}
+
+/** `step`, with what the file system refuses said as what it means for the user. */
+async function writing<T>(path: string, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOCKED') throw new CliError(`another cursor-resume is changing ${path} and did not finish within a second; try again`);
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || code === 'ENOSPC' || code === 'EEXIST')
+      throw new CliError(
+        `cannot write the config file ${path}: ${(error as Error).message}. Nothing was changed; check that you can create and write ${configDir()}, or point XDG_CONFIG_HOME at a folder you own`,
+      );
+    throw error;
+  }
 }

@@ -104,11 +104,10 @@ Examples:
         value = isAbsolute(String(value)) ? value : resolve(String(value));
       }
       if (setting === 'agent') checkAgent(String(value));
-      const { openConfigFile } = await import('../config-store.js');
-      const { file, setAside } = openConfigFile();
+      const { changeConfigFile } = await import('../config-store.js');
+      const { path, setAside } = await changeConfigFile((file) => file.set(setting, value));
       if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
-      file.set(setting, value);
-      process.stdout.write(`${setting} = ${show(setting, value)} (in ${file.path})\n`);
+      process.stdout.write(`${setting} = ${show(setting, value)} (in ${path})\n`);
       afterWrite(setting);
     });
 
@@ -125,19 +124,22 @@ Examples:
         process.stdout.write(`${name} is not set (there is no config file ${path})\n`);
         return;
       }
-      const { openConfigFile } = await import('../config-store.js');
-      const { file, setAside } = openConfigFile();
+      const { changeConfigFile } = await import('../config-store.js');
+      const { result: removed, setAside } = await changeConfigFile((file) => {
+        if (!file.has(name)) return false;
+        file.delete(name);
+        return true;
+      });
       if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
-      if (!file.has(name)) {
+      if (!removed) {
         settingName(name);
-        process.stdout.write(`${name} is not set in ${file.path}\n`);
+        process.stdout.write(`${name} is not set in ${path}\n`);
         return;
       }
-      file.delete(name);
       process.stdout.write(
         isSettingName(name)
-          ? `${name} removed from ${file.path}; it is back to ${show(name, SETTINGS[name].default)}\n`
-          : `${name} removed from ${file.path}\n`,
+          ? `${name} removed from ${path}; it is back to ${show(name, SETTINGS[name].default)}\n`
+          : `${name} removed from ${path}\n`,
       );
       afterWrite(name);
     });

@@ -4,8 +4,8 @@
 // the stand-in cursor-agent; every helper a test starts is stopped at the end.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
 import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
@@ -387,14 +387,44 @@ describe('config', { concurrency: true }, () => {
   const fileOf = (env: NodeJS.ProcessEnv): string => join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
 
   test('a relative XDG_CONFIG_HOME is ignored, as the XDG spec says: the file is under ~/.config wherever cursor-resume runs', async () => {
-    const env = { ...world(), XDG_CONFIG_HOME: 'relative/config' };
-    const file = join(env.HOME!, '.config', 'cursor-resume', 'config.json');
+    const base = world();
+    const env = { ...base, XDG_CONFIG_HOME: 'relative/config' };
+    const file = join(base.HOME!, '.config', 'cursor-resume', 'config.json');
     for (const cwd of [tempDir(), tempDir()]) {
       assert.equal((await runCli(['config', 'path'], { env, cwd })).stdout, `${file}\n`);
       const set = await runCli(['config', 'set', 'ttlMinutes', '30'], { env, cwd });
       assert.deepEqual([set.code, set.stdout, existsSync(join(cwd, 'relative'))], [0, `ttlMinutes = 30 (in ${file})\n`, false], set.stderr);
     }
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 30 });
+  });
+
+  test('config set at the same time from many processes: every change lands (one writer at a time)', async () => {
+    const env = world();
+    const changes: Array<[string, string]> = [
+      ['ttlMinutes', '30'],
+      ['maxEntries', '40'],
+      ['verbose', 'true'],
+      ['retryFresh', 'false'],
+      ['unsafeDelta', 'resume-full'],
+      ['sideCallPatterns', '["^Summarise"]'],
+    ];
+    const runs = await Promise.all(changes.map(([name, value]) => cli(['config', 'set', name, value], env)));
+    for (const r of runs) assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(Object.keys(JSON.parse(readFileSync(fileOf(env), 'utf8'))).sort(), changes.map(([name]) => name).sort());
+    assert.deepEqual(readdirSync(dirname(fileOf(env))), ['config.json'], 'no lock left behind');
+  });
+
+  test('a config folder that cannot be made: one line naming it and what to do, exit 1, nothing written', async () => {
+    const env = world();
+    // A file where the folder should be: refused by the file system whoever runs this (root included).
+    writeFileSync(env.XDG_CONFIG_HOME!, 'not a folder');
+    const r = await cli(['config', 'set', 'verbose', 'true'], env);
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /^cursor-resume: cannot write the config file [^\n]*config\.json: ENOTDIR[^\n]*Nothing was changed; check that you can create and write [^\n]*, or point XDG_CONFIG_HOME at a folder you own\n$/,
+    );
+    assert.equal(readFileSync(env.XDG_CONFIG_HOME!, 'utf8'), 'not a folder');
   });
 
   test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
