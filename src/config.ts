@@ -213,6 +213,17 @@ function syntaxError(text: string): string {
   return `${what} at line ${lines.length}, column ${lines.at(-1)!.length + 1}`;
 }
 
+/** A config file the file system will not let us read. */
+export class UnreadableConfigFile extends ConfigError {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`cannot read the config file ${path}: ${reason}`);
+  }
+  override name = 'UnreadableConfigFile';
+}
+
 /** The config file's raw object, not yet checked key by key. A missing file is an empty one. */
 export function readConfigObject(path: string): Record<string, unknown> {
   let text: string;
@@ -220,7 +231,7 @@ export function readConfigObject(path: string): Record<string, unknown> {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new ConfigError(`cannot read the config file ${path}: ${(error as Error).message}`);
+    throw new UnreadableConfigFile(path, (error as Error).message);
   }
   let data: unknown;
   try {
@@ -309,11 +320,11 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
     stored = readConfigObject(path);
   } catch (error) {
     // A file that is not a JSON object holds nothing a run can read: the turn runs on the defaults.
-    if (!(error instanceof BrokenConfigFile) && !(error instanceof ConfigError && agentInEnv)) throw error;
+    if (!(error instanceof BrokenConfigFile) && !(error instanceof UnreadableConfigFile && agentInEnv)) throw error;
     ignored.push(
       error instanceof BrokenConfigFile
         ? `ignoring the config file ${error.path}, which ${error.problem}: running on the defaults; fix with cursor-resume config set NAME VALUE (the broken file is kept beside it), or edit it`
-        : `ignoring ${error.message}`,
+        : `ignoring the config file ${error.path}, which cannot be read (${error.reason}): running on the defaults, CURSOR_RESUME_AGENT naming the agent; make the file readable`,
     );
   }
   const file: Record<string, unknown> = {};

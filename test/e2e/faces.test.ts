@@ -427,6 +427,24 @@ describe('config', { concurrency: true }, () => {
     assert.equal(readFileSync(env.XDG_CONFIG_HOME!, 'utf8'), 'not a folder');
   });
 
+  test('a config file that cannot be read: a run whose agent the environment names says so once and runs; one that needs the file for it exits 2', async () => {
+    const env = world();
+    // A file where the folder should be: unreadable whoever runs this (root included).
+    writeFileSync(env.XDG_CONFIG_HOME!, 'not a folder');
+    const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] });
+    const run = await cli(['-p', '--output-format', 'text'], env, body);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^Turn 1 of this chat/);
+    assert.match(
+      run.stderr,
+      /^cursor-resume: ignoring the config file [^\n]*config\.json, which cannot be read \(ENOTDIR: [^\n]*\): running on the defaults, CURSOR_RESUME_AGENT naming the agent; make the file readable\n$/,
+    );
+    const { CURSOR_RESUME_AGENT: _agent, ...noAgent } = env;
+    const refused = await cli(['-p', '--output-format', 'text'], noAgent, body);
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /^cursor-resume: cannot read the config file [^\n]*config\.json: ENOTDIR: /);
+  });
+
   test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
     const env = world();
     const file = fileOf(env);
