@@ -64,8 +64,12 @@ export const SETTINGS = {
     help: 'the cursor-agent executable: a name on PATH or a path',
   },
   runtimeDir: {
-    schema: () => z.string('must be a string').check(z.refine((v) => v.startsWith('/'), 'must be an absolute path')),
-    plain: (v: unknown) => typeof v === 'string' && v.startsWith('/'),
+    // Empty is the default written out: the automatic folder.
+    schema: () =>
+      z
+        .string('must be a string')
+        .check(z.refine((v) => v === '' || v.startsWith('/'), 'must be an absolute path, or empty for the automatic folder')),
+    plain: (v: unknown) => typeof v === 'string' && (v === '' || v.startsWith('/')),
     default: '',
     env: 'CURSOR_RESUME_RUNTIME_DIR',
     help: "where the helper's socket and lock live (empty: $XDG_RUNTIME_DIR/cursor-resume, else a per-user folder in the temp dir)",

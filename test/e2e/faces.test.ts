@@ -445,6 +445,18 @@ describe('config', { concurrency: true }, () => {
     assert.match(refused.stderr, /^cursor-resume: cannot read the config file [^\n]*config\.json: ENOTDIR: /);
   });
 
+  test('runtimeDir set empty is its default written out, the automatic folder; a relative one is refused', async () => {
+    const env = world();
+    const set = await cli(['config', 'set', 'runtimeDir', ''], env);
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(JSON.parse(readFileSync(fileOf(env), 'utf8')), { runtimeDir: '' });
+    const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...fromFile } = env;
+    assert.match((await cli(['config', 'list'], fromFile)).stdout, /^runtimeDir +\(automatic: [^)]+\) +file$/m);
+    const relative = await cli(['config', 'set', 'runtimeDir', 'run/here'], env);
+    assert.equal(relative.code, 2);
+    assert.match(relative.stderr, /must be an absolute path, or empty for the automatic folder/);
+  });
+
   test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
     const env = world();
     const file = fileOf(env);

@@ -192,7 +192,7 @@ describe('settings: flag > environment > file > default', { concurrency: true },
 
 describe('a bad setting does not stand in the way of cursor-agent', { concurrency: true }, () => {
   const warning =
-    /^cursor-resume: ignoring runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path\. [^\n]*; unset CURSOR_RESUME_RUNTIME_DIR or fix its value\n/;
+    /^cursor-resume: ignoring runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path, or empty for the automatic folder\. [^\n]*; unset CURSOR_RESUME_RUNTIME_DIR or fix its value\n/;
 
   test('subcommands, --version and a prompt word go through, with one warning', async () => {
     const cwd = tempDir();
