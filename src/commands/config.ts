@@ -220,18 +220,23 @@ function checkAgent(agent: string): void {
     }
   };
   const fix = 'give the path of the cursor-agent executable, or its name on PATH';
+  let file = agent;
   if (!agent.includes('/')) {
+    // The one a run would start: the first on PATH.
     const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
-    if (dirs.some((dir) => where(join(dir, agent)) === 'ok')) return;
-    throw new ConfigError(`agent (config set): "${agent}" is not an executable on PATH; ${fix}`);
+    const found = dirs.map((dir) => join(dir, agent)).find((candidate) => where(candidate) === 'ok');
+    if (found === undefined) throw new ConfigError(`agent (config set): "${agent}" is not an executable on PATH; ${fix}`);
+    file = found;
+  } else {
+    const state = where(agent);
+    if (state === 'missing') throw new ConfigError(`agent (config set): ${agent} does not exist; ${fix}`);
+    if (state === 'directory') throw new ConfigError(`agent (config set): ${agent} is a directory; ${fix}`);
+    if (state === 'not executable') throw new ConfigError(`agent (config set): ${agent} is not executable; ${fix} (or chmod +x it)`);
   }
-  const state = where(agent);
-  if (state === 'missing') throw new ConfigError(`agent (config set): ${agent} does not exist; ${fix}`);
-  if (state === 'directory') throw new ConfigError(`agent (config set): ${agent} is a directory; ${fix}`);
-  if (state === 'not executable') throw new ConfigError(`agent (config set): ${agent} is not executable; ${fix} (or chmod +x it)`);
   // The check a run makes only once it is nested; here it is certain at once.
-  if (process.argv[1] !== undefined && realpathSync(agent) === realpathSync(process.argv[1])) {
-    throw new ConfigError(`agent (config set): ${agent} is cursor-resume itself, which would call itself without end; ${fix}`);
+  if (process.argv[1] !== undefined && realpathSync(file) === realpathSync(process.argv[1])) {
+    const what = file === agent ? agent : `"${agent}" (${file} on PATH)`;
+    throw new ConfigError(`agent (config set): ${what} is cursor-resume itself, which would call itself without end; ${fix}`);
   }
 }
 

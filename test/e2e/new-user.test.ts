@@ -2,9 +2,9 @@
 // config file with a syntax error, a workspace that is not there, the stand-in's chats.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { join, posix } from 'node:path';
+import { delimiter, join, posix } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, ROOT, runCli, sandboxEnv, STAND_IN, tempDir } from '../support/cli.js';
 import { Conversation, readLog } from '../support/conversation.js';
@@ -101,6 +101,19 @@ describe('config set agent is checked when set', () => {
       assert.equal(existsSync(configOf(env)), false);
     });
   }
+  test('a name whose first match on PATH is cursor-resume itself (a symlink): exit 2, nothing written', async () => {
+    const bin = tempDir();
+    symlinkSync(BIN, join(bin, 'cursor-agent'));
+    const env = sandboxEnv({ PATH: `${bin}${delimiter}${process.env.PATH}` });
+    const r = await runCli(['config', 'set', 'agent', 'cursor-agent'], { env });
+    assert.equal(r.code, 2);
+    assert.equal(
+      r.stderr,
+      `cursor-resume: agent (config set): "cursor-agent" (${join(bin, 'cursor-agent')} on PATH) is cursor-resume itself, which would call itself without end; give the path of the cursor-agent executable, or its name on PATH\n`,
+    );
+    assert.equal(existsSync(configOf(env)), false);
+  });
+
   test('an executable file, or a name found on PATH, is taken', async () => {
     const env = sandboxEnv();
     assert.equal((await runCli(['config', 'set', 'agent', STAND_IN], { env })).code, 0);
