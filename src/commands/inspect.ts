@@ -224,10 +224,11 @@ async function explain(file: string, options: InspectOptions, rest: string[], re
   const { settings } = resolved;
   const caller = runLine(options, rest);
   // A run line with a word (a prompt or a subcommand) or --version reads no transcript: a run hands it
-  // all to cursor-agent, so there would be no decision to explain.
-  if (handsOver(caller)) {
+  // all to cursor-agent; with --help alone it prints help. Either way there is no decision to explain.
+  if (handsOver(caller) || caller.help) {
+    const what = caller.positionals[0] ?? (caller.version ? '--version' : '--help');
     throw new UsageError(
-      `inspect --transcript: the run line has "${caller.positionals[0] ?? '--version'}"; with a prompt word, a subcommand or --version a run hands everything to cursor-agent and reads no transcript. Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
+      `inspect --transcript: the run line has "${what}"; with a prompt word, a subcommand, --version or --help a run reads no transcript (it hands the line to cursor-agent, or prints help). Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
     );
   }
   const conversation = parseFrom(await readSource(file), file);

@@ -611,6 +611,7 @@ describe('arguments', () => {
       [['inspect', '--transcript', body, 'extra'], prompt('extra')],
       [['inspect', '--transcript', body, '--', '--print', 'status'], prompt('status')],
       [['inspect', '--transcript', body, '--', '--version'], prompt('--version')],
+      [['inspect', '--transcript', body, '--', '--print', '--help'], prompt('--help')],
       [['inspect', '--transcript'], /^cursor-resume: option '--transcript <file>' argument missing/],
       [['evict'], /^cursor-resume: evict what\? Give an anchor/],
       [['evict', 'abcd', 'ef01'], tooMany('evict')],
