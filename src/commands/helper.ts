@@ -4,7 +4,7 @@
 //   status  shows it; exit 0 when it runs, 3 when it does not (as `systemctl status`),
 //           1 when the runtime dir is unusable. Never starts one.
 import type { Command } from 'commander';
-import { CliError, QuietExit } from '../errors.js';
+import { CliError, QuietExit, UsageError } from '../errors.js';
 import { findingEnv } from '../turn/helper-env.js';
 import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
 import type { StatsReply } from '../helper/protocol.js';
@@ -18,6 +18,7 @@ export function addHelperCommand(program: Command): Command {
   const helper = program
     .command('helper')
     .description('the memory-only cache helper: start, stop or show it')
+    .usage('[start|stop|status] [options]')
     .addHelpText(
       'after',
       `
@@ -28,8 +29,8 @@ folder. A run that needs it starts it, with none of the caller's environment but
 settings below and NODE_OPTIONS. It exits by itself after 5 minutes with no connections and an empty
 cache, and on SIGTERM, SIGINT or SIGHUP.
 
-Exit status of status: 0 running, 3 not running, 1 the runtime dir cannot be used or the helper
-does not answer.
+\`helper\` alone is \`helper status\`. Exit status of status: 0 running, 3 not running, 1 the runtime
+dir cannot be used or the helper does not answer.
 
 Environment (tests and advanced use):
   CURSOR_RESUME_TTL_MS        life of an entry after its last turn (default and maximum 3600000)
@@ -122,44 +123,53 @@ Examples:
   cursor-resume helper status --json | jq '{pid, entries, limits}'
   cursor-resume helper status >/dev/null || cursor-resume helper start`,
     )
-    .action(async (options: { json?: boolean }) => {
-      const probe = await probeHelper({ env: findingEnv() });
-      if (!probe.running) {
-        if ('error' in probe) {
-          throw new CliError(`cannot reach the helper: ${probe.error}`);
-        }
-        if (options.json) print({ running: false, socketPath: probe.paths.socket });
-        else process.stdout.write(`no helper running (socket ${probe.paths.socket})\n`);
-        throw new QuietExit(EXIT_NOT_RUNNING);
-      }
-      const { pid, version, protocol } = probe.hello;
-      const current = version === VERSION && protocol === PROTOCOL_VERSION;
-      let stats: StatsReply;
-      try {
-        stats = await probe.client.stats();
-      } catch (error) {
-        if (!current) {
-          // A helper of another version may not know our stats: say what its hello told.
-          if (options.json) print({ running: true, current, pid, version, protocol, socketPath: probe.paths.socket });
-          else
-            process.stdout.write(
-              `helper running: pid ${pid}, version ${version} (protocol ${protocol}); this cursor-resume is ${VERSION}: the next run replaces it\n`,
-            );
-          return;
-        }
-        throw new CliError(`the helper (pid ${pid}) did not answer: ${(error as Error).message}`);
-      } finally {
-        probe.client.close();
-      }
-      if (options.json) {
-        // Points in time as ISO strings, as every --json prints them (README, "--json").
-        print({ running: true, current, ...stats, startedAt: new Date(stats.startedAt).toISOString() });
-        return;
-      }
-      process.stdout.write(formatStatus(stats, current));
-    });
+    .action(showStatus);
+
+  // `helper` alone shows the status, as `config` alone lists; any other word is a mistake worth naming.
+  helper.argument('[command]').action(async (command: string | undefined) => {
+    if (command !== undefined)
+      throw new UsageError(`unknown helper command "${command}"; use start, stop or status (cursor-resume helper --help)`);
+    await showStatus({});
+  });
 
   return helper;
+}
+
+async function showStatus(options: { json?: boolean }): Promise<void> {
+  const probe = await probeHelper({ env: findingEnv() });
+  if (!probe.running) {
+    if ('error' in probe) {
+      throw new CliError(`cannot reach the helper: ${probe.error}`);
+    }
+    if (options.json) print({ running: false, socketPath: probe.paths.socket });
+    else process.stdout.write(`no helper running (socket ${probe.paths.socket})\n`);
+    throw new QuietExit(EXIT_NOT_RUNNING);
+  }
+  const { pid, version, protocol } = probe.hello;
+  const current = version === VERSION && protocol === PROTOCOL_VERSION;
+  let stats: StatsReply;
+  try {
+    stats = await probe.client.stats();
+  } catch (error) {
+    if (!current) {
+      // A helper of another version may not know our stats: say what its hello told.
+      if (options.json) print({ running: true, current, pid, version, protocol, socketPath: probe.paths.socket });
+      else
+        process.stdout.write(
+          `helper running: pid ${pid}, version ${version} (protocol ${protocol}); this cursor-resume is ${VERSION}: the next run replaces it\n`,
+        );
+      return;
+    }
+    throw new CliError(`the helper (pid ${pid}) did not answer: ${(error as Error).message}`);
+  } finally {
+    probe.client.close();
+  }
+  if (options.json) {
+    // Points in time as ISO strings, as every --json prints them (README, "--json").
+    print({ running: true, current, ...stats, startedAt: new Date(stats.startedAt).toISOString() });
+    return;
+  }
+  process.stdout.write(formatStatus(stats, current));
 }
 
 function formatStatus(stats: StatsReply, current: boolean): string {

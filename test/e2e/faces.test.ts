@@ -560,6 +560,8 @@ describe('config', { concurrency: true }, () => {
     assert.match(list.stderr, /unknown setting "bogus"; remove it \(cursor-resume config unset bogus\)/);
     // Looking at and stopping the helper still work: a broken file must not lock a person out.
     assert.equal((await cli(['helper', 'status'], env)).code, 3);
+    const bare = await cli(['helper'], env);
+    assert.deepEqual([bare.code, bare.stdout], [3, (await cli(['helper', 'status'], env)).stdout], '`helper` alone is `helper status`');
     assert.equal((await cli(['inspect'], env)).code, 0);
     assert.equal((await cli(['evict', '--all'], env)).code, 0);
     const set = await cli(['config', 'set', 'ttlMinutes', '20'], env);
@@ -619,6 +621,7 @@ describe('arguments', () => {
       [['simulate'], missing('file')],
       [['simulate', body, '--gap'], /^cursor-resume: option '--gap <minutes>' argument missing/],
       [['simulate', body, '--expect'], /^cursor-resume: option '--expect <decisions>' argument missing/],
+      [['helper', 'bogus'], /^cursor-resume: unknown helper command "bogus"; use start, stop or status \(cursor-resume helper --help\)\n$/],
       [['helper', 'start', 'extra'], tooMany('start')],
       [['helper', 'stop', 'extra'], tooMany('stop')],
       [['helper', 'status', 'extra'], tooMany('status')],
