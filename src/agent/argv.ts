@@ -65,8 +65,8 @@ export interface CallerArgs {
   version: boolean;
 }
 
-/** cursor-agent's subcommands that continue a chat the user picks (`resume`: the latest; `ls`: one chosen from the list). */
-const PICKING_SUBCOMMANDS = new Set(['resume', 'ls']);
+/** cursor-agent's subcommands that may continue any chat: `resume` (the latest), `acp` (a session its client loads). */
+const CONTINUING_SUBCOMMANDS = new Set(['resume', 'acp']);
 
 /** A chat the caller has cursor-agent continue: `chatId` null when the line does not say which. */
 export interface CallerChat {
@@ -75,19 +75,20 @@ export interface CallerChat {
 
 /**
  * The chat a run line has cursor-agent continue outside the cache's sight: the one
- * --resume names, or an unnamed one (--continue, a bare --resume, the `resume` and
- * `ls` subcommands: the latest chat, or one picked on screen); null when the line
- * starts a new chat. Whatever the cache holds of that chat no longer knows its history.
+ * --resume names, or an unnamed one (--continue, a bare --resume, several of these at
+ * once, the `resume` and `acp` subcommands, and `ls` on a terminal, where a chat is
+ * picked from the list); null when the line starts a new chat. Whatever the cache
+ * holds of that chat no longer knows its history.
  */
-export function callerChat(caller: CallerArgs): CallerChat | null {
+export function callerChat(caller: CallerArgs, stdinIsTty: boolean): CallerChat | null {
   // Help and the version continue nothing.
   if (caller.help || caller.version) return null;
   if (caller.resumeChatId !== undefined) return { chatId: caller.resumeChatId };
   if (caller.callerResume) return { chatId: null };
-  const { positionals, separatorAt, agentArgs } = caller;
-  // Words after a `--` are a prompt, never a subcommand.
-  const before = separatorAt === undefined ? positionals.length : positionals.length - (agentArgs.length - separatorAt - 1);
-  return before > 0 && PICKING_SUBCOMMANDS.has(positionals[0]!) ? { chatId: null } : null;
+  // A word after a `--` too: cursor-agent's parser still takes the first one as a subcommand.
+  const first = caller.positionals[0];
+  if (first === undefined) return null;
+  return CONTINUING_SUBCOMMANDS.has(first) || (first === 'ls' && stdinIsTty) ? { chatId: null } : null;
 }
 
 /** A run line cursor-agent takes whole, reading no transcript: a prompt word, a subcommand or --version. */
@@ -111,6 +112,7 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
     help: false,
     version: false,
   };
+  let resumeFlags = 0;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') {
@@ -160,6 +162,7 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
     }
     if (name === '--resume') {
       // The chat ID is optional: a following word is taken only when it looks like one.
+      resumeFlags++;
       out.callerResume = true;
       out.agentArgs.push(arg);
       const next = argv[i + 1];
@@ -170,12 +173,16 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
       } else if (inline !== undefined && inline !== '') out.resumeChatId = inline;
       continue;
     }
-    if (name === '--continue') out.callerResume = true;
-    else if (name === '-p' || name === '--print') out.print = true;
+    if (name === '--continue') {
+      resumeFlags++;
+      out.callerResume = true;
+    } else if (name === '-p' || name === '--print') out.print = true;
     else if (name === '-h' || name === '--help') out.help = true;
     else if (name === '-v' || name === '--version') out.version = true;
     out.agentArgs.push(arg);
   }
+  // Which of several a parser keeps is its own affair: such a line names no one chat.
+  if (resumeFlags > 1) out.resumeChatId = undefined;
   return out;
 }
 

@@ -43,7 +43,10 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
 }
 
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
-export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long';
+export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long' | 'forgotten';
+
+/** How many chats forgotten by evictChat() are remembered as such (oldest dropped first): a few KiB each thousand. */
+export const MAX_FORGOTTEN_CHATS = 1024;
 
 export type LeaseResult = { granted: true; branch: Branch } | { granted: false; reason: LeaseRefusal; message: string };
 
@@ -69,6 +72,11 @@ export class BranchStore {
   #cache: LRUCache<string, Stored>;
   /** anchor → chat IDs of its branches (including expired ones not yet dropped). */
   readonly #index = new Map<string, Set<string>>();
+  /**
+   * Chats forgotten because a caller continued them itself (evictChat): never recorded
+   * again, so that a turn that read one before it was forgotten cannot bring it back.
+   */
+  readonly #forgotten = new Set<string>();
   /** branch key → the holder of its lease. */
   readonly #leases = new Map<string, string>();
   /** holder → branch keys it leases. */
@@ -243,6 +251,13 @@ export class BranchStore {
     if (leasedBy !== undefined && leasedBy !== holder) {
       return { recorded: false, reason: 'busy', message: `a turn of chat ${input.chatId} is running now` };
     }
+    if (this.#forgotten.has(input.chatId)) {
+      return {
+        recorded: false,
+        reason: 'forgotten',
+        message: `chat ${input.chatId} was continued outside cursor-resume's sight: its history is not known`,
+      };
+    }
     const existing = this.#cache.get(key, { updateAgeOnGet: false });
     const { base } = input;
     if (base !== null) {
@@ -359,8 +374,11 @@ export class BranchStore {
     return this.#cache.delete(keyOf(anchor, chatId)) ? 1 : 0;
   }
 
-  /** Drops the chat's branches under every anchor. Returns how many. */
+  /** Drops the chat's branches under every anchor, and refuses any later record of it. Returns how many. */
   evictChat(chatId: string): number {
+    this.#forgotten.delete(chatId);
+    this.#forgotten.add(chatId);
+    if (this.#forgotten.size > MAX_FORGOTTEN_CHATS) this.#forgotten.delete(this.#forgotten.values().next().value!);
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) if (chatIds.has(chatId) && this.#cache.delete(keyOf(anchor, chatId))) count++;
     return count;

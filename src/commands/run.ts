@@ -51,7 +51,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const say = (line: string): void => {
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
   };
-  const chat = callerChat(caller);
+  const chat = callerChat(caller, stdinIsTty);
   const forget = async (seen?: unknown): Promise<void> => {
     if (chat !== null && !runtimeDirIgnored) await forgetCallerChat(chat, seen, settings, process.env, say);
   };
@@ -78,8 +78,8 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
 
-  // A chat the line names is forgotten before it runs; one it does not name only once the stream may have named it.
-  if (chat?.chatId != null) await forget();
+  // Before the run, so that no turn resumes the chat while the caller's runs (caller-chat.ts).
+  await forget();
   const helper = new LazyClient(cache.client, cache.reconnect, cache.hold, cache.handOff);
   try {
     return await runTurn({

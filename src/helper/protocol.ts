@@ -7,7 +7,7 @@
 // a helper of another version.
 import * as z from '../zod.js';
 import { PREFIX_HEX } from '../cache/known.js';
-import type { PrefixesResult } from '../cache/store.js';
+import type { PrefixesResult, RecordRefusal } from '../cache/store.js';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Branch } from '../cache/types.js';
 import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
@@ -367,7 +367,7 @@ export type LeaseReply = { granted: true; branch: Branch } | { granted: false; r
 export type RecordReply =
   | { recorded: true; branch: Branch }
   /** 'staged': the digests sent ahead are not the `staged` the record counts on (a new connection lost them). */
-  | { recorded: false; reason: 'conflict' | 'gone' | 'busy' | 'too-long' | 'staged'; message: string };
+  | { recorded: false; reason: RecordRefusal | 'staged'; message: string };
 
 /** The payload of a successful reply, per op. */
 export interface ReplyPayloads {

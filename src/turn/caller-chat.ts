@@ -1,10 +1,12 @@
 // A run line that continues a chat itself (--resume ID, --continue, the `resume`
 // subcommand, ...) gives that chat turns the cache never sees: a branch of it would
-// later be resumed with a delta that skips them. So such a chat is forgotten, before
-// the run when the line names it (no other turn may lease it meanwhile) and again
-// after it (a turn may have recorded it while this one ran), with the chat the stream
-// named. A chat the line does not name cannot be told from the others: then every
-// branch goes. Only a running helper is asked: with none, nothing is cached.
+// later be resumed with a delta that skips them. So such a chat is forgotten before the
+// run (no turn may resume it while the caller's runs) and again after it (a turn may
+// have recorded it meanwhile), with the chat the stream named; the helper then refuses
+// any record of it, so that a turn that read it before cannot bring it back. A chat the
+// line does not name cannot be told from the others: before the run every branch goes,
+// and after it the chat the stream named, or again every branch. Only a running helper
+// is asked: with none, nothing is cached.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
 import { connectHelper } from '../helper/launcher.js';

@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, worlds } from '../support/hardening.js';
+import { waitFor } from '../support/processes.js';
 
 const world = worlds();
 
@@ -58,32 +59,85 @@ describe('a chat the caller continues itself is forgotten', () => {
     assert.equal(c.lastTrace().reason, 'no-entry');
   });
 
-  test('--continue with stream-json: the chat the stream names is forgotten, and only it', async () => {
+  test('--continue names no chat: every conversation is forgotten before the run; the chat the stream named is never recorded again', async () => {
     const env = world();
-    const first = await cached(env, 'one');
+    await cached(env, 'one');
     const latest = await cached(env, 'two');
-    // The stand-in keeps chats per workspace, as Cursor does: --continue there takes this one.
-    const own = await runCli([...STREAM_ARGS, '--workspace', latest.c.workspace, '--continue'], {
+    const own = await runCli([...STREAM_ARGS, '--workspace', latest.c.workspace, '--continue', '--verbose'], {
       input: 'remember: three',
       env: latest.c.env,
     });
     assert.equal(own.code, 0, own.stderr);
-    assert.equal(resultOf(own.stdout).session_id, latest.chatId, 'the stand-in continued the latest chat');
-    assert.deepEqual(await cachedChats(env), [first.chatId]);
+    // The stand-in keeps chats per workspace, as Cursor does: --continue there takes this one.
+    assert.equal(resultOf(own.stdout).session_id, latest.chatId);
+    assert.match(own.stderr, /the caller continued a chat it did not name: every conversation forgotten \(2 branches\)/);
+    assert.deepEqual(await cachedChats(env), []);
+    // Its next full transcript starts a fresh chat, which is recorded as ever.
+    assert.equal((await latest.c.turn('next')).code, 0);
+    assert.equal(latest.c.lastTrace().reason, 'no-entry');
+    assert.notEqual(latest.c.lastInvocation().chatId, latest.chatId);
+    assert.deepEqual(await cachedChats(env), [latest.c.lastInvocation().chatId]);
   });
 
-  test('--continue with text output names no chat: every cached conversation is forgotten', async () => {
+  test('--continue with text output: every cached conversation is forgotten', async () => {
     const env = world();
     const a = await cached(env, 'one');
     await cached(env, 'two');
-    const own = await runCli(['--print', '--output-format', 'text', '--workspace', a.c.workspace, '--continue', '--verbose'], {
+    const own = await runCli(['--print', '--output-format', 'text', '--workspace', a.c.workspace, '--continue'], {
       input: 'remember: three',
       env: a.c.env,
     });
     assert.equal(own.code, 0, own.stderr);
     assert.match(own.stdout, /I remember: one; three/);
-    assert.match(own.stderr, /the caller continued a chat it did not name: every conversation forgotten \(2 branches\)/);
     assert.deepEqual(await cachedChats(env), []);
+  });
+
+  test('--resume ID then --continue: the line names no one chat, so every conversation is forgotten', async () => {
+    const env = world();
+    const a = await cached(env, 'one');
+    const b = await cached(env, 'two');
+    const own = await runCli(['--print', '--workspace', b.c.workspace, '--resume', a.chatId, '--continue', 'remember: three'], {
+      env: b.c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    assert.deepEqual(await cachedChats(env), []);
+  });
+
+  test('a turn that read the chat before the caller continued it cannot bring it back with its record', async () => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'alpha');
+    c.messages.push({ role: 'user', content: 'remember: gamma' });
+    // A turn of the chat, slow: it holds its lease while the caller continues the chat.
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
+    await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
+    const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId], {
+      input: 'remember: the caller',
+      env: c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    const late = await slow;
+    assert.equal(late.code, 0, late.stderr);
+    assert.deepEqual(await cachedChats(env), [], 'its record was refused, on its base and whole');
+    c.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
+    await c.turn('next');
+    assert.equal(c.lastTrace().reason, 'no-entry');
+  });
+
+  test('`-- resume` is still the subcommand to cursor-agent: every conversation is forgotten', async () => {
+    const env = world();
+    const a = await cached(env, 'one');
+    const own = await runCli(['--print', '--workspace', a.c.workspace, '--', 'resume', 'remember: two'], { env: a.c.env });
+    assert.equal(own.code, 0, own.stderr);
+    assert.match(own.stdout, /I remember: one; two/);
+    assert.deepEqual(await cachedChats(env), []);
+  });
+
+  test('`ls` off a terminal only lists chats: nothing is forgotten', async () => {
+    const env = world();
+    const a = await cached(env, 'one');
+    const list = await runCli(['ls', '--workspace', a.c.workspace], { env: a.c.env });
+    assert.equal(list.code, 0, list.stderr);
+    assert.deepEqual(await cachedChats(env), [a.chatId]);
   });
 
   test('the `resume` subcommand is a chat the caller picks: every conversation is forgotten', async () => {

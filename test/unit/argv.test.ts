@@ -38,21 +38,35 @@ describe('the caller command line', () => {
     assert.equal(parseCallerArgs(['--continue']).callerResume, true);
   });
   test('the chat a line continues itself: named by --resume, unnamed, or none', () => {
-    const chat = (...argv: string[]) => callerChat(parseCallerArgs(argv));
-    assert.deepEqual(chat('-p', '--resume', 'abc'), { chatId: 'abc' });
-    assert.deepEqual(chat('--resume=abc', 'a prompt'), { chatId: 'abc' });
-    for (const unnamed of [['--continue'], ['--resume', '-p'], ['--resume='], ['resume', 'go on'], ['-p', 'ls'], ['--resume', 'ls']])
-      assert.deepEqual(chat(...unnamed), { chatId: null }, unnamed.join(' '));
+    const chat = (argv: string[], tty = false) => callerChat(parseCallerArgs(argv), tty);
+    assert.deepEqual(chat(['-p', '--resume', 'abc']), { chatId: 'abc' });
+    assert.deepEqual(chat(['--resume=abc', 'a prompt']), { chatId: 'abc' });
+    for (const unnamed of [
+      ['--continue'],
+      ['--resume', '-p'],
+      ['--resume='],
+      ['resume', 'go on'],
+      ['-p', '--', 'resume', 'go on'],
+      ['acp'],
+      ['--resume', 'ls'],
+      // Several at once: which one a parser keeps is its own affair.
+      ['--resume', 'abc', '--continue'],
+      ['--resume=abc', '--resume'],
+      ['--resume', 'abc', '--resume', 'def'],
+    ])
+      assert.deepEqual(chat(unnamed), { chatId: null }, unnamed.join(' '));
+    // `ls` picks a chat only on a terminal; elsewhere it lists them.
+    assert.deepEqual(chat(['ls'], true), { chatId: null });
     for (const none of [
       ['-p'],
       ['-p', 'a prompt'],
       ['status'],
-      ['-p', '--', 'resume'],
+      ['ls'],
       ['--model', 'ls', '-p'],
       ['resume', '--help'],
       ['--resume', 'abc', '-v'],
     ])
-      assert.equal(chat(...none), null, none.join(' '));
+      assert.equal(chat(none), null, none.join(' '));
   });
   test('grouped short flags: letters are flags until one that takes a value, which takes the rest or the next word', () => {
     const grouped = parseCallerArgs(['-fH', 'x-foo: 1', '--print']);

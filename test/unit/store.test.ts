@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SEED_LIMITS, clampLimits, envLimits, lowered } from '../../src/cache/limits.js';
-import { BranchStore } from '../../src/cache/store.js';
+import { BranchStore, MAX_FORGOTTEN_CHATS } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
 import { DIGEST_BYTES, MAX_KNOWN_MESSAGES } from '../../src/cache/known.js';
 import { ANCHOR, DIGEST, storeRecord } from '../support/records.js';
@@ -416,10 +416,6 @@ describe('evict', () => {
     assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
     assert.equal(store.evictBranch(A, 'two'), 1);
     assert.equal(store.evictBranch(A, 'two'), 0);
-    recorded(store, rec({ anchor: B, chatId: 'one' }));
-    assert.equal(store.evictChat('one'), 2, "chat one's branches under A and B");
-    assert.equal(store.evictChat('one'), 0);
-    recorded(store, rec({ chatId: 'one' }));
     assert.equal(store.evict('a'), 2, 'A and ab00.. both start with "a"');
     assert.equal(store.leasesOf('h1'), 0);
     assert.equal(store.stats().leases, 0);
@@ -430,6 +426,37 @@ describe('evict', () => {
     assert.equal(store.stats().anchors, 0);
     const recordAfter = store.record(rec({ baseVersion: one.version }), 'h1');
     assert.equal(!recordAfter.recorded && recordAfter.reason, 'gone');
+  });
+});
+
+describe('evictChat: a chat the caller continued itself', () => {
+  test("drops its branches under every anchor, ends their leases, and refuses any later record of it, a turn's that read it before included", () => {
+    const { store } = clocked();
+    const one = recorded(store, rec({ chatId: 'one' }));
+    recorded(store, rec({ anchor: B, chatId: 'one' }));
+    recorded(store, rec({ chatId: 'two' }));
+    assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
+    assert.equal(store.evictChat('one'), 2, "chat one's branches under A and B");
+    assert.equal(store.evictChat('one'), 0);
+    assert.equal(store.leasesOf('h1'), 0);
+    assert.deepEqual(
+      store.lookup(A).map((b) => b.chatId),
+      ['two'],
+    );
+    // The turn that leased it records: neither on its base nor whole.
+    for (const late of [rec({ chatId: 'one', baseVersion: one.version }), rec({ chatId: 'one' }), rec({ anchor: B, chatId: 'one' })]) {
+      const refused = store.record(late, 'h1');
+      assert.equal(!refused.recorded && refused.reason, 'forgotten');
+    }
+    assert.ok(store.record(rec({ chatId: 'three' })).recorded, 'other chats record as ever');
+  });
+
+  test(`remembers the last ${MAX_FORGOTTEN_CHATS} chats forgotten, the oldest dropped first`, () => {
+    const { store } = clocked();
+    for (let i = 0; i <= MAX_FORGOTTEN_CHATS; i++) store.evictChat(`chat-${i}`);
+    assert.ok(store.record(rec({ chatId: 'chat-0' })).recorded);
+    assert.equal(store.record(rec({ chatId: 'chat-1' })).recorded, false);
+    assert.equal(store.record(rec({ chatId: `chat-${MAX_FORGOTTEN_CHATS}` })).recorded, false);
   });
 });
 
