@@ -33,9 +33,8 @@ export function agentLine(argv: ReadonlyArray<string>, stdinIsTty: () => boolean
   }
   if (caller.dryRun || (caller.help && caller.positionals.length === 0)) return undefined;
   // A line that continues a chat itself makes the CLI forget that chat's cache entries first (turn/caller-chat.ts).
-  const tty = stdinIsTty();
-  if (callerChat(caller, tty) !== null) return undefined;
-  return handsOver(caller) || tty ? caller : undefined;
+  if (callerChat(caller, stdinIsTty) !== null) return undefined;
+  return handsOver(caller) || stdinIsTty() ? caller : undefined;
 }
 
 /**

@@ -80,7 +80,7 @@ export interface CallerChat {
  * picked from the list); null when the line starts a new chat. Whatever the cache
  * holds of that chat no longer knows its history.
  */
-export function callerChat(caller: CallerArgs, stdinIsTty: boolean): CallerChat | null {
+export function callerChat(caller: CallerArgs, stdinIsTty: () => boolean): CallerChat | null {
   // Help and the version continue nothing.
   if (caller.help || caller.version) return null;
   if (caller.resumeChatId !== undefined) return { chatId: caller.resumeChatId };
@@ -88,7 +88,7 @@ export function callerChat(caller: CallerArgs, stdinIsTty: boolean): CallerChat 
   // A word after a `--` too: cursor-agent's parser still takes the first one as a subcommand.
   const first = caller.positionals[0];
   if (first === undefined) return null;
-  return CONTINUING_SUBCOMMANDS.has(first) || (first === 'ls' && stdinIsTty) ? { chatId: null } : null;
+  return CONTINUING_SUBCOMMANDS.has(first) || (first === 'ls' && stdinIsTty()) ? { chatId: null } : null;
 }
 
 /** A run line cursor-agent takes whole, reading no transcript: a prompt word, a subcommand or --version. */

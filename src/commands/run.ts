@@ -51,7 +51,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const say = (line: string): void => {
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
   };
-  const chat = callerChat(caller, stdinIsTty);
+  const chat = callerChat(caller, () => stdinIsTty);
   const forget = async (seen?: unknown): Promise<void> => {
     if (chat !== null && !runtimeDirIgnored) await forgetCallerChat(chat, seen, settings, process.env, say);
   };

@@ -38,7 +38,7 @@ describe('the caller command line', () => {
     assert.equal(parseCallerArgs(['--continue']).callerResume, true);
   });
   test('the chat a line continues itself: named by --resume, unnamed, or none', () => {
-    const chat = (argv: string[], tty = false) => callerChat(parseCallerArgs(argv), tty);
+    const chat = (argv: string[], tty = false) => callerChat(parseCallerArgs(argv), () => tty);
     assert.deepEqual(chat(['-p', '--resume', 'abc']), { chatId: 'abc' });
     assert.deepEqual(chat(['--resume=abc', 'a prompt']), { chatId: 'abc' });
     for (const unnamed of [
