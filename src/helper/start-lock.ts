@@ -6,8 +6,13 @@ import { sleep } from '../sleep.js';
 
 /** How long a start waits for another start holding the lock (a start holds it for milliseconds). */
 const LOCK_WAIT_MS = 3_000;
-/** A lock older than this is stale whatever its pid says (the pid may have been reused). */
-const LOCK_STALE_MS = 10_000;
+/**
+ * A lock older than this is stale whatever its pid says (the pid may have been reused by
+ * another process). Below LOCK_WAIT_MS, so a start waiting on such a lock breaks it rather
+ * than giving up; a start slow enough to lose its lock leaves two holders at worst, and
+ * bind() still lets only one of them listen.
+ */
+const LOCK_STALE_MS = 2_000;
 
 export interface StartLock {
   path: string;

@@ -111,6 +111,20 @@ describe('the start lock and the stale socket', () => {
     releaseStartLock(await acquireStartLock(lockPath));
   });
 
+  test('a lock whose pid lives on in another process is taken over once older than any start, within the wait', async (t) => {
+    const dir = fs.mkdtempSync('/tmp/cr-lock-');
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const lockPath = path.join(dir, 'helper.lock');
+    // Our own pid: alive, as a pid reused by another process would be.
+    fs.writeFileSync(lockPath, `${process.pid} left by a killed start\n`);
+    // 2.5 s: longer than any start holds it, shorter than the 3 s a start waits.
+    const old = new Date(Date.now() - 2_500);
+    fs.utimesSync(lockPath, old, old);
+    const lock = await acquireStartLock(lockPath);
+    assert.notEqual(fs.readFileSync(lockPath, 'utf8'), `${process.pid} left by a killed start\n`);
+    releaseStartLock(lock);
+  });
+
   test('a socket answers when a helper does; a dead one is removed, a directory is refused', async (t) => {
     const { env } = await inProcess(t);
     const { socket } = runtimePaths(env);
