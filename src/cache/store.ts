@@ -73,7 +73,7 @@ export class BranchStore {
   /** anchor → chat IDs of its branches (including expired ones not yet dropped). */
   readonly #index = new Map<string, Set<string>>();
   /**
-   * Chats forgotten because a caller continued them itself (evictChat): never recorded
+   * Chats forgotten because a caller continued them itself (evictChat, forgetAll): never recorded
    * again, so that a turn that read one before it was forgotten cannot bring it back.
    */
   readonly #forgotten = new Set<string>();
@@ -376,12 +376,25 @@ export class BranchStore {
 
   /** Drops the chat's branches under every anchor, and refuses any later record of it. Returns how many. */
   evictChat(chatId: string): number {
-    this.#forgotten.delete(chatId);
-    this.#forgotten.add(chatId);
-    if (this.#forgotten.size > MAX_FORGOTTEN_CHATS) this.#forgotten.delete(this.#forgotten.values().next().value!);
+    this.#refuseLater(chatId);
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) if (chatIds.has(chatId) && this.#cache.delete(keyOf(anchor, chatId))) count++;
     return count;
+  }
+
+  /**
+   * Drops everything and refuses any later record of the chats dropped or leased now
+   * (a caller continued a chat it did not name: any of them may be it). Returns how many branches there were.
+   */
+  forgetAll(): number {
+    for (const key of [...this.#cache.keys(), ...this.#leases.keys()]) this.#refuseLater(key.slice(key.indexOf('/') + 1));
+    return this.evictAll();
+  }
+
+  #refuseLater(chatId: string): void {
+    this.#forgotten.delete(chatId);
+    this.#forgotten.add(chatId);
+    if (this.#forgotten.size > MAX_FORGOTTEN_CHATS) this.#forgotten.delete(this.#forgotten.values().next().value!);
   }
 
   /** Drops everything. Returns how many branches there were. */

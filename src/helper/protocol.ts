@@ -13,7 +13,7 @@ import type { Branch } from '../cache/types.js';
 import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
 
 /** Bump on any incompatible change; a client replaces a helper speaking another one. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 /**
  * Longest request line the helper reads. Longer: error reply, connection closed. A
  * record's digests that do not fit one line (a new chat of over 30,000 messages) go
@@ -123,13 +123,15 @@ function buildSchemas() {
         anchor: z.optional(anchor),
         chatId: z.optional(chatId),
         all: z.optional(z.literal(true)),
+        forget: z.optional(z.literal(true)),
       })
       .check(
         z.refine(
           (r) =>
             (r.anchor === undefined || r.chatId !== undefined) &&
+            (r.forget === undefined || r.all === true) &&
             [r.anchorPrefix !== undefined, r.chatId !== undefined, r.all === true].filter(Boolean).length === 1,
-          'give exactly one of: anchorPrefix, chatId (with or without its anchor), all: true',
+          'give exactly one of: anchorPrefix, chatId (with or without its anchor), all: true (with or without forget: true)',
         ),
       ),
     list: z.strictObject({ id, op: z.literal('list') }),
@@ -146,8 +148,11 @@ let schemas: Schemas | undefined;
 
 export type Request = { [K in Op]: z.infer<Schemas['requestSchemas'][K]> }[Op];
 export type RecordRequest = z.infer<Schemas['recordSchema']>;
-/** `{ chatId }` alone: that chat's branches under every anchor (a chat the caller continued itself). */
-export type EvictTarget = { anchorPrefix: string } | { anchor: string; chatId: string } | { chatId: string } | { all: true };
+/**
+ * `{ chatId }` alone: that chat's branches under every anchor (a chat the caller continued itself),
+ * never recorded again; `forget` with `all`: so is every chat cached or leased now.
+ */
+export type EvictTarget = { anchorPrefix: string } | { anchor: string; chatId: string } | { chatId: string } | { all: true; forget?: true };
 
 export type ParseResult = { ok: true; request: Request } | { ok: false; id: number | null; code: ErrorCode; message: string };
 

@@ -4,8 +4,9 @@
 // run (no turn may resume it while the caller's runs) and again after it (a turn may
 // have recorded it meanwhile), with the chat the stream named; the helper then refuses
 // any record of it, so that a turn that read it before cannot bring it back. A chat the
-// line does not name cannot be told from the others: before the run every branch goes,
-// and after it the chat the stream named, or again every branch. Only a running helper
+// line does not name cannot be told from the others: before the run every branch goes
+// (and every chat cached or leased then is refused later), and after it the chat the
+// stream named, or again every branch. Only a running helper
 // is asked: with none, nothing is cached.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
@@ -39,7 +40,7 @@ export async function forgetCallerChat(
   const { client } = connected;
   try {
     let evicted = 0;
-    if (unnamed) evicted = await client.evict({ all: true });
+    if (unnamed) evicted = await client.evict({ all: true, forget: true });
     else for (const chatId of named) evicted += await client.evict({ chatId });
     const which = unnamed ? 'a chat it did not name: every conversation' : `chat ${named.join(', ')}`;
     if (evicted > 0) say(`the caller continued ${which} forgotten (${plural(evicted, 'branch', 'branches')})`);

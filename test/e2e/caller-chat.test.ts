@@ -123,6 +123,27 @@ describe('a chat the caller continues itself is forgotten', () => {
     assert.equal(c.lastTrace().reason, 'no-entry');
   });
 
+  test('nor can it when the caller continued a chat it did not name (--continue, text output): every chat leased then is refused', async () => {
+    const env = world();
+    const { c } = await cached(env, 'alpha');
+    c.messages.push({ role: 'user', content: 'remember: gamma' });
+    // Slow enough to record after the caller's run has ended and forgotten every branch twice.
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=1500' } });
+    await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
+    const own = await runCli(['--print', '--output-format', 'text', '--workspace', c.workspace, '--continue'], {
+      input: 'remember: the caller',
+      env: c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    assert.deepEqual(await cachedChats(env), [], 'forgotten before and after the run');
+    const late = await slow;
+    assert.equal(late.code, 0, late.stderr);
+    assert.deepEqual(await cachedChats(env), [], 'its record was refused');
+    c.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
+    await c.turn('next');
+    assert.equal(c.lastTrace().reason, 'no-entry');
+  });
+
   test('`-- resume` is still the subcommand to cursor-agent: every conversation is forgotten', async () => {
     const env = world();
     const a = await cached(env, 'one');

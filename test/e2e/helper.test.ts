@@ -878,9 +878,16 @@ test('evict by anchor prefix, by branch and all; a malformed evict is refused', 
     ['three'],
   );
   assert.equal(await client.evict({ all: true }), 1);
-  // An anchor needs its chat; a chat with all or a prefix names two targets.
+  assert.ok((await client.record(record({ anchor: A, chatId: 'six' }))).recorded);
+  assert.equal(await client.evict({ all: true, forget: true }), 1);
+  const again = await client.record(record({ anchor: A, chatId: 'six' }));
+  assert.equal(!again.recorded && again.reason, 'forgotten', 'forget: the chats it dropped are never recorded again');
+  assert.ok((await client.record(record({ anchor: A, chatId: 'three' }))).recorded, 'a plain all forgets no chat');
+  // An anchor needs its chat; a chat with all or a prefix names two targets; forget goes with all only.
   for (const malformed of [
     { all: true, anchorPrefix: 'a' },
+    { chatId: 'one', forget: true },
+    { all: true, forget: false },
     { anchor: A },
     { chatId: 'one', all: true },
     { chatId: 'one', anchorPrefix: 'a' },

@@ -451,6 +451,21 @@ describe('evictChat: a chat the caller continued itself', () => {
     assert.ok(store.record(rec({ chatId: 'three' })).recorded, 'other chats record as ever');
   });
 
+  test('forgetAll: drops every branch and refuses any later record of the chats cached or leased then, not of new ones', () => {
+    const { store } = clocked();
+    const one = recorded(store, rec({ chatId: 'one' }));
+    recorded(store, rec({ anchor: B, chatId: 'two' }));
+    assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
+    assert.equal(store.forgetAll(), 2);
+    assert.equal(store.size, 0);
+    assert.equal(store.leasesOf('h1'), 0);
+    for (const late of [rec({ chatId: 'one', baseVersion: one.version }), rec({ chatId: 'one' }), rec({ anchor: B, chatId: 'two' })]) {
+      const refused = store.record(late, 'h1');
+      assert.equal(!refused.recorded && refused.reason, 'forgotten');
+    }
+    assert.ok(store.record(rec({ chatId: 'three' })).recorded, 'a chat created later records as ever');
+  });
+
   test(`remembers the last ${MAX_FORGOTTEN_CHATS} chats forgotten, the oldest dropped first`, () => {
     const { store } = clocked();
     for (let i = 0; i <= MAX_FORGOTTEN_CHATS; i++) store.evictChat(`chat-${i}`);
