@@ -9,9 +9,15 @@ import Conf from 'conf';
 import { lock } from 'proper-lockfile';
 import { BrokenConfigFile, configDir, configFile, readConfigObject } from './config.js';
 import { CliError } from './errors.js';
+import { sleep } from './sleep.js';
 
-/** How long a writer waits for another to finish (a write takes milliseconds), and when a lock left by a killed one is taken over. */
-const LOCK = { retries: { retries: 40, factor: 1, minTimeout: 25, maxTimeout: 25 }, stale: 5000, realpath: false } as const;
+/**
+ * A lock left by a writer that was killed is taken over once it is `stale` ms old (the
+ * least proper-lockfile allows; a live writer refreshes it every second). A writer
+ * waits for another that long and a little more, trying every 25 ms: a write takes milliseconds.
+ */
+const LOCK = { retries: 0, stale: 2000, realpath: false } as const;
+const WAIT_MS = LOCK.stale + 1000;
 
 export type ConfigFile = Conf<Record<string, unknown>>;
 
@@ -25,7 +31,7 @@ export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Prom
   const path = configFile();
   const release = await writing(path, async () => {
     mkdirSync(configDir(), { recursive: true });
-    return lock(path, LOCK);
+    return locked(path);
   });
   try {
     return await writing(path, () => {
@@ -55,13 +61,32 @@ export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Prom
   }
 }
 
+/**
+ * The file's lock, waiting WAIT_MS at most for another writer. Only a held lock is
+ * waited for (proper-lockfile's own retries would retry a folder we may not write, too).
+ */
+async function locked(path: string): Promise<() => Promise<void>> {
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    try {
+      return await lock(path, LOCK);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED' || Date.now() >= deadline) throw error;
+      await sleep(25);
+    }
+  }
+}
+
 /** `step`, with what the file system refuses said as what it means for the user. */
 async function writing<T>(path: string, step: () => T | Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ELOCKED') throw new CliError(`another cursor-resume is changing ${path} and did not finish within a second; try again`);
+    if (code === 'ELOCKED')
+      throw new CliError(
+        `another cursor-resume has been changing ${path} for over ${WAIT_MS / 1000} seconds and holds its lock (${path}.lock); try again, and if no other cursor-resume is running, remove that lock`,
+      );
     if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || code === 'ENOSPC' || code === 'EEXIST')
       throw new CliError(
         `cannot write the config file ${path}: ${(error as Error).message}. Nothing was changed; check that you can create and write ${configDir()}, or point XDG_CONFIG_HOME at a folder you own`,

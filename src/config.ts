@@ -223,7 +223,7 @@ export class UnreadableConfigFile extends ConfigError {
     readonly path: string,
     readonly reason: string,
   ) {
-    super(`cannot read the config file ${path}: ${reason}`);
+    super(`cannot read the config file ${path} (${reason}); make it a file you can read`);
   }
   override name = 'UnreadableConfigFile';
 }

@@ -4,7 +4,7 @@
 // the stand-in cursor-agent; every helper a test starts is stopped at the end.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
@@ -414,6 +414,34 @@ describe('config', { concurrency: true }, () => {
     assert.deepEqual(readdirSync(dirname(fileOf(env))), ['config.json'], 'no lock left behind');
   });
 
+  test('a lock left by a writer that was killed is taken over: the next config set waits for it to go stale and lands', async () => {
+    const env = world();
+    assert.equal((await cli(['config', 'set', 'ttlMinutes', '30'], env)).code, 0);
+    // What a writer killed while holding the lock leaves behind (proper-lockfile's lock is a folder).
+    mkdirSync(`${fileOf(env)}.lock`);
+    const set = await cli(['config', 'set', 'maxEntries', '40'], env);
+    assert.equal(set.code, 0, set.stderr);
+    assert.deepEqual(JSON.parse(readFileSync(fileOf(env), 'utf8')), { ttlMinutes: 30, maxEntries: 40 });
+    assert.deepEqual(readdirSync(dirname(fileOf(env))), ['config.json'], 'the old lock is gone too');
+  });
+
+  test('a writer that keeps holding the lock: config set gives up naming the lock, exit 1, nothing changed', async () => {
+    const env = world();
+    assert.equal((await cli(['config', 'set', 'ttlMinutes', '30'], env)).code, 0);
+    const lock = `${fileOf(env)}.lock`;
+    mkdirSync(lock);
+    // A live writer refreshes its lock's time; so does this one, until the attempt is over.
+    const refresh = setInterval(() => utimesSync(lock, new Date(), new Date()), 200);
+    const set = await cli(['config', 'set', 'maxEntries', '40'], env).finally(() => clearInterval(refresh));
+    assert.equal(set.code, 1);
+    assert.match(
+      set.stderr,
+      /^cursor-resume: another cursor-resume has been changing [^\n]*config\.json for over 3 seconds and holds its lock \([^\n]*config\.json\.lock\); try again, and if no other cursor-resume is running, remove that lock\n$/,
+    );
+    assert.deepEqual(JSON.parse(readFileSync(fileOf(env), 'utf8')), { ttlMinutes: 30 });
+    assert.ok(existsSync(lock), "another's lock is not ours to remove");
+  });
+
   test('a config folder that cannot be made: one line naming it and what to do, exit 1, nothing written', async () => {
     const env = world();
     // A file where the folder should be: refused by the file system whoever runs this (root included).
@@ -442,7 +470,33 @@ describe('config', { concurrency: true }, () => {
     const { CURSOR_RESUME_AGENT: _agent, ...noAgent } = env;
     const refused = await cli(['-p', '--output-format', 'text'], noAgent, body);
     assert.equal(refused.code, 2);
-    assert.match(refused.stderr, /^cursor-resume: cannot read the config file [^\n]*config\.json: ENOTDIR: /);
+    assert.match(
+      refused.stderr,
+      /^cursor-resume: cannot read the config file [^\n]*config\.json \(ENOTDIR: [^\n]*\); make it a file you can read\n$/,
+    );
+  });
+
+  test('a config file that cannot be read: config list, get, set and unset name it and what to do, exit 2, and change nothing', async () => {
+    const env = world();
+    const file = fileOf(env);
+    // A folder where the file should be: unreadable whoever runs this (root included).
+    mkdirSync(file, { recursive: true });
+    for (const args of [
+      ['config', 'list'],
+      ['config', 'get', 'agent'],
+      ['config', 'set', 'ttlMinutes', '10'],
+      ['config', 'unset', 'ttlMinutes'],
+    ]) {
+      const out = await cli(args, env);
+      assert.equal(out.code, 2, args.join(' '));
+      assert.match(
+        out.stderr,
+        /^cursor-resume: cannot read the config file [^\n]*config\.json \(EISDIR: [^\n]*\); make it a file you can read\n$/,
+        args.join(' '),
+      );
+    }
+    assert.deepEqual(readdirSync(file), [], 'still the folder it was');
+    assert.deepEqual(readdirSync(dirname(file)), ['config.json'], 'no lock left behind');
   });
 
   test('runtimeDir set empty is its default written out, the automatic folder; a relative one is refused', async () => {
