@@ -52,8 +52,13 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     if (settings.verbose) process.stderr.write(`cursor-resume: ${line}\n`);
   };
   const chat = callerChat(caller, () => stdinIsTty);
+  let forgetFailed = false;
   const forget = async (seen?: unknown): Promise<void> => {
-    if (chat !== null && !runtimeDirIgnored) await forgetCallerChat(chat, seen, settings, process.env, say);
+    if (chat === null || runtimeDirIgnored) return;
+    const failure = await forgetCallerChat(chat, seen, settings, process.env, say);
+    // Once: the run before and after it would say the same.
+    if (failure !== null && !forgetFailed) process.stderr.write(`cursor-resume: ${failure}\n`);
+    forgetFailed ||= failure !== null;
   };
   // cursor-agent's subcommands, a prompt on its command line, an interactive session: not ours to touch.
   if (handedOver || stdinIsTty) {

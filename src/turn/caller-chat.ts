@@ -7,7 +7,7 @@
 // line does not name cannot be told from the others: before the run every branch goes
 // (and every chat cached or leased then is refused later), and after it the chat the
 // stream named, or again every branch. Only a running helper
-// is asked: with none, nothing is cached.
+// is asked: with none, nothing is cached; one that cannot forget is said in any case.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
 import { connectHelper } from '../helper/launcher.js';
@@ -17,7 +17,9 @@ import { helperEnv } from './helper-env.js';
 
 /**
  * Forgets `chat` and `seen`, the chat the stream named (undefined when it named none,
- * or several): every branch when neither names one. Best-effort: a helper that cannot be reached is said with --verbose.
+ * or several): every branch when neither names one. Best-effort: what was forgotten is
+ * said with --verbose; a helper that is running but could not forget is returned, to be
+ * said whatever --verbose is (a later turn could resume the chat without the caller's turns).
  */
 export async function forgetCallerChat(
   chat: CallerChat,
@@ -25,18 +27,16 @@ export async function forgetCallerChat(
   settings: Settings,
   env: NodeJS.ProcessEnv,
   say: (line: string) => void,
-): Promise<void> {
+): Promise<string | null> {
   // Only a safe ID is ever recorded (README, "Limits"): any other cannot be cached.
   const named = [...new Set([chat.chatId, seen])].filter(isSafeChatId);
   const unnamed = chat.chatId === null && !isSafeChatId(seen);
-  if (!unnamed && named.length === 0) return;
+  if (!unnamed && named.length === 0) return null;
+  const failed = (why: string): string =>
+    `could not make the cache forget ${unnamed ? 'the chat' : `chat ${named.join(', ')}`} the caller continued itself (${why}): a later turn could resume it without the caller's turns; run cursor-resume evict --all once the helper answers`;
   const connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
   // Not running, or of another version (a run replaces it, cache empty): nothing to forget.
-  if (!connected.ok) {
-    if (connected.code !== 'not-running' && connected.code !== 'version-mismatch')
-      say(`could not forget the caller's chat: ${connected.reason}`);
-    return;
-  }
+  if (!connected.ok) return connected.code === 'not-running' || connected.code === 'version-mismatch' ? null : failed(connected.reason);
   const { client } = connected;
   try {
     let evicted = 0;
@@ -44,8 +44,9 @@ export async function forgetCallerChat(
     else for (const chatId of named) evicted += await client.evict({ chatId });
     const which = unnamed ? 'a chat it did not name: every conversation' : `chat ${named.join(', ')}`;
     if (evicted > 0) say(`the caller continued ${which} forgotten (${plural(evicted, 'branch', 'branches')})`);
+    return null;
   } catch (error) {
-    say(`the helper failed to forget the caller's chat (${(error as Error).message})`);
+    return failed((error as Error).message);
   } finally {
     client.close();
   }

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { runCli } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
-import { entries, worlds } from '../support/hardening.js';
+import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
 import { waitFor } from '../support/processes.js';
 
 const world = worlds();
@@ -168,6 +168,28 @@ describe('a chat the caller continues itself is forgotten', () => {
     assert.equal(own.code, 0, own.stderr);
     assert.match(own.stdout, /I remember: one; two/);
     assert.deepEqual(await cachedChats(env), []);
+  });
+
+  test("a helper that cannot forget: said once whatever --verbose is, and the caller's run goes on", async () => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'alpha');
+    assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
+    // A helper that answers its hello and nothing after.
+    const stalled = await fakeHelper(socketOf(env), (r) => (r.op === 'hello' ? hello() : undefined));
+    try {
+      const own = await runCli(['--print', '--workspace', c.workspace, '--resume', chatId, 'remember: beta'], { env: c.env });
+      assert.equal(own.code, 0, own.stderr);
+      assert.match(own.stdout, /I remember: alpha; beta/);
+      assert.match(
+        own.stderr,
+        new RegExp(
+          `^cursor-resume: could not make the cache forget chat ${chatId} the caller continued itself \\([^\\n]+\\): a later turn could resume it without the caller's turns; run cursor-resume evict --all once the helper answers\\n$`,
+        ),
+      );
+      assert.deepEqual(stalled.ops, ['hello', 'evict', 'hello', 'evict'], 'asked before the run and after it');
+    } finally {
+      await stalled.close();
+    }
   });
 
   test('a --dry-run with --resume forgets nothing: it runs nothing', async () => {
