@@ -25,6 +25,7 @@ import { rng } from './lib/content.js';
 import type { BenchOutcome } from './lib/report.js';
 import { msSince, round, summarize, type Summary } from './lib/stats.js';
 import { Sandbox, type Snapshot } from './lib/world.js';
+import { monotonicMs } from '../src/monotonic.js';
 
 const CLIENTS = 32;
 const ENTRIES = 64;
@@ -129,6 +130,8 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
     model: 'gpt-5',
     savedBytes: 1000,
     outcome: 'success' as const,
+    // Nothing here forgets every chat, which is all the helper compares it with.
+    startedAt: monotonicMs(),
   };
 
   /** Each anchor's conversation as its run knows it: how many messages, and the SHA-256 state over their digests. */

@@ -19,6 +19,7 @@ import { Conversation, STREAM_ARGS, replyOf } from './lib/conversation.js';
 import type { BenchOutcome, Row } from './lib/report.js';
 import { formatBytes, median, round } from './lib/stats.js';
 import { ROOT, Sandbox, expectOk, runCli, runProcess, type Snapshot } from './lib/world.js';
+import { monotonicMs } from '../src/monotonic.js';
 
 interface WorkerResult {
   messages: number;
@@ -86,6 +87,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
         base: null,
         savedBytes: 0,
         outcome: 'success',
+        startedAt: monotonicMs(),
       });
       if (!recorded.recorded) throw new Error(`the helper did not record the ${messages}-message branch: ${recorded.message}`);
 

@@ -40,12 +40,17 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
   outcome?: Outcome;
   /** Default 'ok': a recorded turn's chat state is known. */
   state?: Branch['state'];
+  /**
+   * When the turn started, on the clock forgetAll() is given: a turn that started before
+   * the last forgetAll() is refused (without it, any turn is once forgetAll() has run).
+   */
+  startedAt?: number;
 }
 
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
 export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long' | 'forgotten';
 
-/** How many chats forgotten by evictChat() are remembered as such (oldest dropped first): a few KiB each thousand. */
+/** How many chats forgotten by evictChat() and forgetAll() are remembered as such (oldest dropped first): a few KiB each thousand. */
 export const MAX_FORGOTTEN_CHATS = 1024;
 
 export type LeaseResult = { granted: true; branch: Branch } | { granted: false; reason: LeaseRefusal; message: string };
@@ -77,6 +82,8 @@ export class BranchStore {
    * again, so that a turn that read one before it was forgotten cannot bring it back.
    */
   readonly #forgotten = new Set<string>();
+  /** When forgetAll() last ran: a turn started before then may have used a chat it never named. */
+  #allForgottenAt: number | undefined;
   /** branch key → the holder of its lease. */
   readonly #leases = new Map<string, string>();
   /** holder → branch keys it leases. */
@@ -258,6 +265,14 @@ export class BranchStore {
         message: `chat ${input.chatId} was continued outside cursor-resume's sight: its history is not known`,
       };
     }
+    const allForgottenAt = this.#allForgottenAt;
+    if (allForgottenAt !== undefined && !(input.startedAt !== undefined && input.startedAt > allForgottenAt)) {
+      return {
+        recorded: false,
+        reason: 'forgotten',
+        message: `chat ${input.chatId} was in use when a caller continued a chat it did not name: its history is not known`,
+      };
+    }
     const existing = this.#cache.get(key, { updateAgeOnGet: false });
     const { base } = input;
     if (base !== null) {
@@ -383,10 +398,13 @@ export class BranchStore {
   }
 
   /**
-   * Drops everything and refuses any later record of the chats dropped or leased now
-   * (a caller continued a chat it did not name: any of them may be it). Returns how many branches there were.
+   * Drops everything and refuses any later record of the chats dropped or leased now,
+   * and of every turn that started at `now` or before (a caller continued a chat it did
+   * not name: any of them may be it, or a new chat of a turn still running, whose lease may have ended
+   * with its branch). `now` is on the clock records' `startedAt` are. Returns how many branches there were.
    */
-  forgetAll(): number {
+  forgetAll(now: number): number {
+    this.#allForgottenAt = Math.max(now, this.#allForgottenAt ?? now);
     for (const key of [...this.#cache.keys(), ...this.#leases.keys()]) this.#refuseLater(key.slice(key.indexOf('/') + 1));
     return this.evictAll();
   }

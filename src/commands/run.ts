@@ -214,7 +214,7 @@ async function runTurn(turn: Turn): Promise<number> {
       if (!isSafeChatId(chatId) || tap.sessionChanged || tap.replyText === undefined) return;
       const reply = { text: tap.replyText, calls: [...tap.toolCalls] };
       await helper('place', async (c) => {
-        const recorded = await c.recordTurn(placeFor({ ...fresh, anchor }, analysis, chatId, reply));
+        const recorded = await c.recordTurn(placeFor({ ...fresh, anchor }, analysis, chatId, reply, turn.started));
         if (!recorded.recorded) return;
         placed = chatId;
         await c.lease(anchor, chatId, recorded.branch.version);
@@ -311,7 +311,7 @@ function recordOf(
   change: Extract<CacheUpdate, { kind: 'record' }>,
   turn: Turn,
 ): TurnRecord {
-  return recordFor(plan, analysis, change.chatId, change.reply, chatStoreSeen(turn.context, turn.given, change.chatId));
+  return recordFor(plan, analysis, change.chatId, change.reply, turn.started, chatStoreSeen(turn.context, turn.given, change.chatId));
 }
 
 /**

@@ -298,7 +298,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
         reply: replyDigest,
         base,
         ...fields
-      } = recordFor({ ...plan, anchor: plan.anchor }, analysis, chatId, { text, calls });
+      } = recordFor({ ...plan, anchor: plan.anchor }, analysis, chatId, { text, calls }, now);
       const result = store.record(
         {
           ...fields,

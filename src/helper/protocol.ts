@@ -13,7 +13,7 @@ import type { Branch } from '../cache/types.js';
 import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
 
 /** Bump on any incompatible change; a client replaces a helper speaking another one. */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 /**
  * Longest request line the helper reads. Longer: error reply, connection closed. A
  * record's digests that do not fit one line (a new chat of over 30,000 messages) go
@@ -97,6 +97,8 @@ function buildSchemas() {
     outcome: z.optional(outcome),
     state: z.optional(state),
     storeSeen: z.optional(z.boolean()),
+    /** When the turn started, in milliseconds on the machine's monotonic clock (see BranchStore.forgetAll). */
+    startedAt: z.number().check(z.minimum(0)),
   });
 
   const requestSchemas = {
@@ -252,6 +254,7 @@ const RECORD_FIELDS = keys(
   'outcome',
   'state',
   'storeSeen',
+  'startedAt',
 );
 const BASE_KEYS = keys('version', 'count', 'prefix');
 
@@ -279,7 +282,10 @@ function isRecord(r: unknown): boolean {
     isCount(r.savedBytes) &&
     isOptional(r, 'outcome', isOutcome) &&
     isOptional(r, 'state', isState) &&
-    isOptional(r, 'storeSeen', (v) => typeof v === 'boolean')
+    isOptional(r, 'storeSeen', (v) => typeof v === 'boolean') &&
+    typeof r.startedAt === 'number' &&
+    Number.isFinite(r.startedAt) &&
+    r.startedAt >= 0
   );
 }
 

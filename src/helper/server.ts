@@ -11,6 +11,7 @@ import type { Limits } from '../cache/limits.js';
 import { MAX_KNOWN_MESSAGES } from '../cache/known.js';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import { envValue } from '../env-value.js';
+import { monotonicMs } from '../monotonic.js';
 import { VERSION } from '../version.js';
 import { compactHeap } from './heap.js';
 import { ensureRuntimeDir } from './paths.js';
@@ -444,7 +445,7 @@ export class HelperServer {
         return this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
       }
       case 'evict':
-        if (request.all) return { evicted: request.forget ? this.store.forgetAll() : this.store.evictAll() };
+        if (request.all) return { evicted: request.forget ? this.store.forgetAll(monotonicMs()) : this.store.evictAll() };
         if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix) };
         if (request.anchor === undefined) return { evicted: this.store.evictChat(request.chatId!) };
         return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };

@@ -14,12 +14,14 @@ export interface Reply {
 /**
  * The record of a turn: every message sent so far, then cursor's reply, for the
  * anchor's branch the plan resumed (compare-and-set on its version, count and prefix) or a new one.
+ * `startedAt`: when the turn started, on the machine's monotonic clock (src/monotonic.ts).
  */
 export function recordFor(
   plan: Plan & { anchor: string },
   analysis: Analysis,
   chatId: string,
   reply: Reply,
+  startedAt: number,
   storeSeen?: boolean,
 ): TurnRecord {
   return {
@@ -33,6 +35,7 @@ export function recordFor(
     base: plan.decision === 'fresh' ? null : { version: plan.baseVersion, count: plan.baseCount },
     savedBytes: plan.fullPromptBytes() - plan.promptBytes,
     outcome: 'success',
+    startedAt,
     ...(storeSeen === undefined ? {} : { storeSeen }),
   };
 }
@@ -44,8 +47,8 @@ export function recordFor(
  * (src/turn/lease.ts) rather than start a chat of its own. Its history stays unknown
  * until the turn's own record replaces this one.
  */
-export function placeFor(plan: Plan & { anchor: string }, analysis: Analysis, chatId: string, soFar: Reply): TurnRecord {
-  return { ...recordFor(plan, analysis, chatId, soFar), base: null, savedBytes: 0, outcome: 'interrupted', state: 'unknown' };
+export function placeFor(plan: Plan & { anchor: string }, analysis: Analysis, chatId: string, soFar: Reply, startedAt: number): TurnRecord {
+  return { ...recordFor(plan, analysis, chatId, soFar, startedAt), base: null, savedBytes: 0, outcome: 'interrupted', state: 'unknown' };
 }
 
 /** Messages a recorded chat knows: the sent ones and the reply. */

@@ -127,8 +127,8 @@ describe('a chat the caller continues itself is forgotten', () => {
     const env = world();
     const { c } = await cached(env, 'alpha');
     c.messages.push({ role: 'user', content: 'remember: gamma' });
-    // Slow enough to record after the caller's run has ended and forgotten every branch twice.
-    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=1500' } });
+    // Slow to start: it records after the caller's run has ended and forgotten every branch twice.
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
     await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
     const own = await runCli(['--print', '--output-format', 'text', '--workspace', c.workspace, '--continue'], {
       input: 'remember: the caller',
@@ -142,6 +142,27 @@ describe('a chat the caller continues itself is forgotten', () => {
     c.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
     await c.turn('next');
     assert.equal(c.lastTrace().reason, 'no-entry');
+  });
+
+  test('nor can a new chat of a turn running then, which holds no lease (the caller may have continued that very chat)', async () => {
+    const env = world();
+    const { c: a } = await cached(env, 'alpha'); // a helper is running
+    const b = new Conversation(env);
+    b.messages.push({ role: 'user', content: 'remember: beta' });
+    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
+    await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 1);
+    // Its line names no chat: it may be any, the new one of the slow turn included (here, as it happens, alpha's).
+    const own = await runCli(['--print', '--output-format', 'text', '--workspace', a.workspace, '--continue'], {
+      input: 'remember: the caller',
+      env: a.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    const late = await slow;
+    assert.equal(late.code, 0, late.stderr);
+    assert.deepEqual(await cachedChats(env), [], 'its new chat was not recorded');
+    b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
+    await b.turn('next');
+    assert.equal(b.lastTrace().reason, 'no-entry');
   });
 
   test('`-- resume` is still the subcommand to cursor-agent: every conversation is forgotten', async () => {

@@ -17,6 +17,7 @@ import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
+import { monotonicMs } from '../../src/monotonic.js';
 import { ROOT, runCli, sandboxEnv, spawnCli, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, stopHelpersAt } from '../support/hardening.js';
@@ -769,6 +770,7 @@ const turnOf = (digests: string[], base: { version: number; count: number } | nu
   reply: digests.at(-1)!,
   base,
   savedBytes: 0,
+  startedAt: monotonicMs(),
 });
 
 test('a lookup answers a count and a prefix hash; the first differing message is found by prefix hashes, and only then', async (t) => {

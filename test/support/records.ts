@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { pack, prefixHash } from '../../src/cache/known.js';
 import type { RecordInput } from '../../src/cache/store.js';
 import type { RecordRequest } from '../../src/helper/protocol.js';
+import { monotonicMs } from '../../src/monotonic.js';
 
 export const ANCHOR = 'a'.repeat(32);
 export const DIGEST = 'c'.repeat(32);
@@ -34,6 +35,8 @@ export function sampleRecord(overrides: RecordOverrides = {}): RecordRequest {
     // A resumed sample turn adds nothing by default; a new one is the whole sample sequence.
     added: base === null ? sequence.join('') : '',
     savedBytes: 0,
+    // A turn that started just now, on the clock the helper forgets all chats by.
+    startedAt: monotonicMs(),
     ...rest,
   };
 }

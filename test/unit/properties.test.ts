@@ -475,6 +475,7 @@ describe('chat IDs: the rule holds wherever one could reach an argv', () => {
           base: null,
           added: 'c'.repeat(64),
           savedBytes: 0,
+          startedAt: 0,
         };
         const recorded = parseRequest(JSON.stringify({ id: 1, op: 'record', record }));
         const leased = parseRequest(JSON.stringify({ id: 2, op: 'lease', anchor: 'a'.repeat(32), chatId, version: 1 }));

@@ -38,6 +38,7 @@ const record = fc
     outcome: optional(outcome),
     state: optional(state),
     storeSeen: optional(fc.boolean()),
+    startedAt: fc.oneof(fc.nat(), fc.double({ min: 0, max: 1e12, noNaN: true })),
   })
   .map(defined);
 
@@ -83,6 +84,7 @@ const EDGES: Record<string, unknown[]> = {
   outcome: ['success', 'error', 'bogus', null],
   state: ['ok', 'unknown', 'bad', null],
   storeSeen: [true, false, 'true', 0, null],
+  startedAt: [-1, -0.5, 0, 0.5, 1e15, '1', null],
   prefix: [prefix, 'a'.repeat(31), 'A'.repeat(32), 1],
   count: [-1, 0, 1.5, '0'],
   record: [null, {}, []],
@@ -92,7 +94,10 @@ const EDGES: Record<string, unknown[]> = {
 const PLACES: Record<string, Array<'top' | 'record' | 'base'>> = {
   ...Object.fromEntries(['id', 'op', 'protocol', 'at', 'digests', 'record'].map((k) => [k, ['top']])),
   ...Object.fromEntries(
-    ['toolsFingerprint', 'workspace', 'model', 'base', 'staged', 'added', 'savedBytes', 'storeSeen'].map((k) => [k, ['record']]),
+    ['toolsFingerprint', 'workspace', 'model', 'base', 'staged', 'added', 'savedBytes', 'storeSeen', 'startedAt'].map((k) => [
+      k,
+      ['record'],
+    ]),
   ),
   ...Object.fromEntries(['prefix', 'count'].map((k) => [k, ['base']])),
   ...Object.fromEntries(['anchor', 'chatId', 'outcome', 'state'].map((k) => [k, ['top', 'record']])),

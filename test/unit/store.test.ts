@@ -451,19 +451,54 @@ describe('evictChat: a chat the caller continued itself', () => {
     assert.ok(store.record(rec({ chatId: 'three' })).recorded, 'other chats record as ever');
   });
 
-  test('forgetAll: drops every branch and refuses any later record of the chats cached or leased then, not of new ones', () => {
+  test('forgetAll: drops every branch and refuses any later record of the chats cached or leased then, and of any turn started by then', () => {
     const { store } = clocked();
-    const one = recorded(store, rec({ chatId: 'one' }));
-    recorded(store, rec({ anchor: B, chatId: 'two' }));
+    const one = recorded(store, rec({ chatId: 'one', startedAt: 10 }));
+    recorded(store, rec({ anchor: B, chatId: 'two', startedAt: 10 }));
     assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
-    assert.equal(store.forgetAll(), 2);
+    assert.equal(store.forgetAll(100), 2);
     assert.equal(store.size, 0);
     assert.equal(store.leasesOf('h1'), 0);
-    for (const late of [rec({ chatId: 'one', baseVersion: one.version }), rec({ chatId: 'one' }), rec({ anchor: B, chatId: 'two' })]) {
-      const refused = store.record(late, 'h1');
-      assert.equal(!refused.recorded && refused.reason, 'forgotten');
+    const refusedAll = (records: RecordInput[], why: string) => {
+      for (const late of records) {
+        const refused = store.record(late, 'h1');
+        assert.equal(!refused.recorded && refused.reason, 'forgotten', `${why}: ${late.chatId} started at ${late.startedAt}`);
+      }
+    };
+    refusedAll(
+      [
+        rec({ chatId: 'one', baseVersion: one.version, startedAt: 200 }),
+        rec({ chatId: 'one', startedAt: 200 }),
+        rec({ anchor: B, chatId: 'two', startedAt: 200 }),
+      ],
+      'a chat cached or leased then, whenever its turn started',
+    );
+    // A new chat of a turn running then (its own, or one the caller's line picked): its history is not known either.
+    refusedAll([rec({ chatId: 'new', startedAt: 50 }), rec({ chatId: 'new', startedAt: 100 })], 'a turn started by then');
+    const { startedAt: _, ...undated } = rec({ chatId: 'new' });
+    refusedAll([undated], 'a turn that does not say when it started');
+    assert.ok(store.record(rec({ chatId: 'three', startedAt: 101 })).recorded, 'a turn started later records as ever');
+    // A reading of an earlier clock does not let the turns between it and the last one back in.
+    store.forgetAll(50);
+    refusedAll([rec({ chatId: 'four', startedAt: 90 })], 'started before the latest forgetAll');
+  });
+
+  test('forgetAll: a turn whose branch, and so its lease, went while it ran is refused too', () => {
+    for (const how of ['evicted', 'expired'] as const) {
+      const { store, clock } = clocked(how === 'evicted' ? { maxEntries: 1 } : { ttlMs: 1000 });
+      const one = recorded(store, rec({ chatId: 'one', startedAt: 10 }));
+      assert.ok(store.lease(A, 'one', one.version, 'h1').granted, 'a turn started at 20 resumes chat one');
+      if (how === 'evicted') recorded(store, rec({ anchor: B, chatId: 'two', startedAt: 30 }));
+      else {
+        clock.now += 2000;
+        store.prune();
+      }
+      assert.equal(store.leasesOf('h1'), 0, `the lease ends with the ${how} branch`);
+      store.forgetAll(40);
+      // The turn's record on its base finds nothing ('gone'); the one of its whole sequence must not stand either.
+      const whole = store.record(rec({ chatId: 'one', startedAt: 20 }), 'h1');
+      assert.equal(!whole.recorded && whole.reason, 'forgotten', how);
     }
-    assert.ok(store.record(rec({ chatId: 'three' })).recorded, 'a chat created later records as ever');
   });
 
   test(`remembers the last ${MAX_FORGOTTEN_CHATS} chats forgotten, the oldest dropped first`, () => {
