@@ -375,7 +375,7 @@ export class BranchStore {
 
   /** Drops every branch of every anchor starting with `anchorPrefix` (non-empty). Returns how many. */
   evict(anchorPrefix: string): number {
-    if (anchorPrefix === '') throw new Error('evict: empty anchor prefix; use evictAll() to drop everything');
+    if (anchorPrefix === '') throw new Error('evict: empty anchor prefix; use forgetAll() to drop everything');
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) {
       if (!anchor.startsWith(anchorPrefix)) continue;
@@ -399,28 +399,24 @@ export class BranchStore {
 
   /**
    * Drops everything and refuses any later record of the chats dropped or leased now,
-   * and of every turn that started at `now` or before (a caller continued a chat it did
-   * not name: any of them may be it, or a new chat of a turn still running, whose lease may have ended
-   * with its branch). `now` is on the clock records' `startedAt` are. Returns how many branches there were.
+   * and of every turn that started at `now` or before: anything cursor-resume knew may be
+   * out of date (the user said so, or a caller continued a chat it did not name, and any of
+   * them may be it, or a new chat of a turn still running, whose lease may have ended with its branch).
+   * `now` is on the clock records' `startedAt` are. Returns how many branches there were.
    */
   forgetAll(now: number): number {
     this.#allForgottenAt = Math.max(now, this.#allForgottenAt ?? now);
     for (const key of [...this.#cache.keys(), ...this.#leases.keys()]) this.#refuseLater(key.slice(key.indexOf('/') + 1));
-    return this.evictAll();
+    let count = 0;
+    for (const key of [...this.#cache.keys()]) if (this.#cache.delete(key)) count++;
+    this.#cache.clear();
+    return count;
   }
 
   #refuseLater(chatId: string): void {
     this.#forgotten.delete(chatId);
     this.#forgotten.add(chatId);
     if (this.#forgotten.size > MAX_FORGOTTEN_CHATS) this.#forgotten.delete(this.#forgotten.values().next().value!);
-  }
-
-  /** Drops everything. Returns how many branches there were. */
-  evictAll(): number {
-    let count = 0;
-    for (const key of [...this.#cache.keys()]) if (this.#cache.delete(key)) count++;
-    this.#cache.clear();
-    return count;
   }
 
   /** Live branches, most recently used first. Does not change recency. */

@@ -1,6 +1,7 @@
 // `cursor-resume evict <anchor>|--all`: forget conversations, so their next turn
 // starts a fresh chat. A short prefix is fine as long as it names one anchor
-// (as git refuses an ambiguous short hash); --all drops everything.
+// (as git refuses an ambiguous short hash); --all drops everything, and no turn
+// running now records its chat afterwards.
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../errors.js';
 import { findingEnv } from '../turn/helper-env.js';
@@ -16,7 +17,7 @@ export function addEvictCommand(program: Command): Command {
     .command('evict')
     .description('forget cached conversations: their next turn starts a fresh chat')
     .argument('[anchor]', `an anchor, or a prefix of at least ${MIN_PREFIX} hex characters naming one (see cursor-resume inspect)`)
-    .option('--all', 'forget every conversation')
+    .option('--all', 'forget every conversation, and what the turns running now would record')
     .option('--json', 'print one JSON object')
     .addHelpText(
       'after',

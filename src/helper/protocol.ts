@@ -125,15 +125,13 @@ function buildSchemas() {
         anchor: z.optional(anchor),
         chatId: z.optional(chatId),
         all: z.optional(z.literal(true)),
-        forget: z.optional(z.literal(true)),
       })
       .check(
         z.refine(
           (r) =>
             (r.anchor === undefined || r.chatId !== undefined) &&
-            (r.forget === undefined || r.all === true) &&
             [r.anchorPrefix !== undefined, r.chatId !== undefined, r.all === true].filter(Boolean).length === 1,
-          'give exactly one of: anchorPrefix, chatId (with or without its anchor), all: true (with or without forget: true)',
+          'give exactly one of: anchorPrefix, chatId (with or without its anchor), all: true',
         ),
       ),
     list: z.strictObject({ id, op: z.literal('list') }),
@@ -152,9 +150,10 @@ export type Request = { [K in Op]: z.infer<Schemas['requestSchemas'][K]> }[Op];
 export type RecordRequest = z.infer<Schemas['recordSchema']>;
 /**
  * `{ chatId }` alone: that chat's branches under every anchor (a chat the caller continued itself),
- * never recorded again; `forget` with `all`: so is every chat cached or leased now.
+ * never recorded again; `all`: every branch, and no record of a chat cached or leased now, or of a
+ * turn started by now (BranchStore.forgetAll).
  */
-export type EvictTarget = { anchorPrefix: string } | { anchor: string; chatId: string } | { chatId: string } | { all: true; forget?: true };
+export type EvictTarget = { anchorPrefix: string } | { anchor: string; chatId: string } | { chatId: string } | { all: true };
 
 export type ParseResult = { ok: true; request: Request } | { ok: false; id: number | null; code: ErrorCode; message: string };
 

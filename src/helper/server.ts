@@ -445,7 +445,7 @@ export class HelperServer {
         return this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
       }
       case 'evict':
-        if (request.all) return { evicted: request.forget ? this.store.forgetAll(monotonicMs()) : this.store.evictAll() };
+        if (request.all) return { evicted: this.store.forgetAll(monotonicMs()) };
         if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix) };
         if (request.anchor === undefined) return { evicted: this.store.evictChat(request.chatId!) };
         return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };

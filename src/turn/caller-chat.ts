@@ -40,7 +40,7 @@ export async function forgetCallerChat(
   const { client } = connected;
   try {
     let evicted = 0;
-    if (unnamed) evicted = await client.evict({ all: true, forget: true });
+    if (unnamed) evicted = await client.evict({ all: true });
     else for (const chatId of named) evicted += await client.evict({ chatId });
     const which = unnamed ? 'a chat it did not name: every conversation' : `chat ${named.join(', ')}`;
     if (evicted > 0) say(`the caller continued ${which} forgotten (${plural(evicted, 'branch', 'branches')})`);

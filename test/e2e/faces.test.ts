@@ -11,6 +11,7 @@ import stringWidth from 'string-width';
 import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
+import { waitFor } from '../support/processes.js';
 
 const world = worlds();
 
@@ -363,6 +364,17 @@ describe('evict', { concurrency: true }, () => {
     assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 1, all: true });
     const again = await cli(['evict', '--all'], env);
     assert.equal(again.stdout, 'evicted 0 branches: the cache is empty\n');
+  });
+
+  test('--all while a turn runs: what that turn would record is forgotten too', async () => {
+    const { c, env } = await filledCache();
+    c.messages.push({ role: 'user', content: 'remember: the db is pg' });
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1000' } });
+    await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 3);
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 2, all: true });
+    const late = await slow;
+    assert.equal(late.code, 0, late.stderr);
+    assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, [], 'its record was refused');
   });
 
   test('bad arguments: exit 2 with what to give', async () => {

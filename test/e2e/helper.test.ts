@@ -879,17 +879,17 @@ test('evict by anchor prefix, by branch and all; a malformed evict is refused', 
     (await client.list()).map((b) => b.chatId),
     ['three'],
   );
+  const before = monotonicMs();
   assert.equal(await client.evict({ all: true }), 1);
-  assert.ok((await client.record(record({ anchor: A, chatId: 'six' }))).recorded);
-  assert.equal(await client.evict({ all: true, forget: true }), 1);
-  const again = await client.record(record({ anchor: A, chatId: 'six' }));
-  assert.equal(!again.recorded && again.reason, 'forgotten', 'forget: the chats it dropped are never recorded again');
-  assert.ok((await client.record(record({ anchor: A, chatId: 'three' }))).recorded, 'a plain all forgets no chat');
-  // An anchor needs its chat; a chat with all or a prefix names two targets; forget goes with all only.
+  const again = await client.record(record({ anchor: A, chatId: 'three' }));
+  assert.equal(!again.recorded && again.reason, 'forgotten', 'the chats it dropped are never recorded again');
+  const late = await client.record(record({ anchor: A, chatId: 'six', startedAt: before }));
+  assert.equal(!late.recorded && late.reason, 'forgotten', 'nor is a chat of a turn that started before');
+  assert.ok((await client.record(record({ anchor: A, chatId: 'six' }))).recorded, 'a turn started since records as ever');
+  // An anchor needs its chat; a chat with all or a prefix names two targets; forget is no more.
   for (const malformed of [
     { all: true, anchorPrefix: 'a' },
-    { chatId: 'one', forget: true },
-    { all: true, forget: false },
+    { all: true, forget: true },
     { anchor: A },
     { chatId: 'one', all: true },
     { chatId: 'one', anchorPrefix: 'a' },

@@ -138,7 +138,7 @@ describe('records and branches', () => {
   test('versions are never reused, even by a branch evicted and recorded again', () => {
     const { store } = clocked();
     const before = recorded(store, rec());
-    store.evictAll();
+    store.evictBranch(A, 'chat-1');
     const again = recorded(store, rec());
     assert.notEqual(again.version, before.version);
     const result = store.record(rec({ baseVersion: before.version }));
@@ -407,7 +407,7 @@ describe('leases', () => {
 });
 
 describe('evict', () => {
-  test('by anchor prefix, by branch, and all; leases on evicted branches end', () => {
+  test('by anchor prefix and by branch; leases on evicted branches end', () => {
     const { store } = clocked();
     const one = recorded(store, rec({ chatId: 'one' }));
     recorded(store, rec({ chatId: 'two' }));
@@ -421,7 +421,7 @@ describe('evict', () => {
     assert.equal(store.stats().leases, 0);
     assert.deepEqual(store.lookup(A), []);
     assert.throws(() => store.evict(''), /empty anchor prefix/);
-    assert.equal(store.evictAll(), 1);
+    assert.equal(store.evict('b'), 1);
     assert.equal(store.size, 0);
     assert.equal(store.stats().anchors, 0);
     const recordAfter = store.record(rec({ baseVersion: one.version }), 'h1');
