@@ -7,7 +7,7 @@
 // line does not name cannot be told from the others: before the run every branch goes
 // (and every chat cached or leased then is refused later), and after it the chat the
 // stream named, or again every branch. Only a running helper
-// is asked: with none, nothing is cached; one that cannot forget is said in any case.
+// is asked: with none, nothing is cached; one that runs but cannot forget is said in any case.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
 import { connectHelper } from '../helper/launcher.js';
@@ -35,8 +35,13 @@ export async function forgetCallerChat(
   const failed = (why: string): string =>
     `could not make the cache forget ${unnamed ? 'the chat' : `chat ${named.join(', ')}`} the caller continued itself (${why}): a later turn could resume it without the caller's turns; run cursor-resume evict --all once the helper answers`;
   const connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
-  // Not running, or of another version (a run replaces it, cache empty): nothing to forget.
-  if (!connected.ok) return connected.code === 'not-running' || connected.code === 'version-mismatch' ? null : failed(connected.reason);
+  if (!connected.ok) {
+    // Not running, of another version (a run replaces it, cache empty), or where no run starts one (a runtime
+    // folder cursor-resume refuses: a run says so only with --verbose too): nothing to forget.
+    if (connected.code === 'bad-runtime-dir') say(`nothing to forget: ${connected.reason}`);
+    const nothingCached = connected.code === 'not-running' || connected.code === 'version-mismatch' || connected.code === 'bad-runtime-dir';
+    return nothingCached ? null : failed(connected.reason);
+  }
   const { client } = connected;
   try {
     let evicted = 0;

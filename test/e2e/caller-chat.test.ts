@@ -4,8 +4,10 @@
 // "Chats the caller continues itself"). The built binary, the real helper and the
 // stand-in, whose chats really remember.
 import assert from 'node:assert/strict';
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { runCli } from '../support/cli.js';
+import { runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
 import { waitFor } from '../support/processes.js';
@@ -210,6 +212,27 @@ describe('a chat the caller continues itself is forgotten', () => {
       assert.deepEqual(stalled.ops, ['hello', 'evict', 'hello', 'evict'], 'asked before the run and after it');
     } finally {
       await stalled.close();
+    }
+  });
+
+  test('a runtime folder cursor-resume refuses holds no cache: nothing to forget, and nothing said without --verbose', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'real'));
+    symlinkSync(join(dir, 'real'), join(dir, 'link'));
+    const env = world({ CURSOR_RESUME_RUNTIME_DIR: join(dir, 'link') });
+    const c = new Conversation(env);
+    const first = await c.turn('remember: alpha');
+    assert.equal(first.code, 0, first.stderr);
+    const chatId = c.lastInvocation().chatId!;
+    for (const verbose of [false, true]) {
+      const own = await runCli(
+        ['--print', ...(verbose ? ['--verbose'] : []), '--workspace', c.workspace, '--resume', chatId, 'remember: beta'],
+        { env: c.env },
+      );
+      assert.equal(own.code, 0, own.stderr);
+      assert.match(own.stdout, /I remember: alpha; beta/);
+      if (verbose) assert.match(own.stderr, /^cursor-resume: nothing to forget: .*link/m);
+      else assert.equal(own.stderr, '');
     }
   });
 
