@@ -219,11 +219,19 @@ function syntaxError(text: string): string {
 
 /** A config file the file system will not let us read. */
 export class UnreadableConfigFile extends ConfigError {
+  /** What to do, for the error's own message and for a run that goes on without the file. */
+  readonly advice: string;
   constructor(
     readonly path: string,
     readonly reason: string,
+    code: string | undefined,
   ) {
-    super(`cannot read the config file ${path} (${reason}); make it a file you can read`);
+    const advice =
+      code === 'ENOTDIR'
+        ? 'one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own'
+        : 'make it a file you can read';
+    super(`cannot read the config file ${path} (${reason}); ${advice}`);
+    this.advice = advice;
   }
   override name = 'UnreadableConfigFile';
 }
@@ -235,7 +243,7 @@ export function readConfigObject(path: string): Record<string, unknown> {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new UnreadableConfigFile(path, (error as Error).message);
+    throw new UnreadableConfigFile(path, (error as Error).message, (error as NodeJS.ErrnoException).code);
   }
   let data: unknown;
   try {
@@ -328,7 +336,7 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
     ignored.push(
       error instanceof BrokenConfigFile
         ? `ignoring the config file ${error.path}, which ${error.problem}: running on the defaults; fix with cursor-resume config set NAME VALUE (the broken file is kept beside it), or edit it`
-        : `ignoring the config file ${error.path}, which cannot be read (${error.reason}): running on the defaults, CURSOR_RESUME_AGENT naming the agent; make the file readable`,
+        : `ignoring the config file ${error.path}, which cannot be read (${error.reason}): running on the defaults, CURSOR_RESUME_AGENT naming the agent; ${error.advice}`,
     );
   }
   const file: Record<string, unknown> = {};

@@ -477,14 +477,14 @@ describe('config', { concurrency: true }, () => {
     assert.match(run.stdout, /^Turn 1 of this chat/);
     assert.match(
       run.stderr,
-      /^cursor-resume: ignoring the config file [^\n]*config\.json, which cannot be read \(ENOTDIR: [^\n]*\): running on the defaults, CURSOR_RESUME_AGENT naming the agent; make the file readable\n$/,
+      /^cursor-resume: ignoring the config file [^\n]*config\.json, which cannot be read \(ENOTDIR: [^\n]*\): running on the defaults, CURSOR_RESUME_AGENT naming the agent; one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own\n$/,
     );
     const { CURSOR_RESUME_AGENT: _agent, ...noAgent } = env;
     const refused = await cli(['-p', '--output-format', 'text'], noAgent, body);
     assert.equal(refused.code, 2);
     assert.match(
       refused.stderr,
-      /^cursor-resume: cannot read the config file [^\n]*config\.json \(ENOTDIR: [^\n]*\); make it a file you can read\n$/,
+      /^cursor-resume: cannot read the config file [^\n]*config\.json \(ENOTDIR: [^\n]*\); one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own\n$/,
     );
   });
 
