@@ -15,6 +15,9 @@ import { sleep } from './sleep.js';
  * A lock left by a writer that was killed is taken over once it is `stale` ms old (the
  * least proper-lockfile allows; a live writer refreshes it every second). A writer
  * waits for another that long and a little more, trying every 25 ms: a write takes milliseconds.
+ * Between taking the lock and releasing it nothing waits on a timer or on I/O (the file is
+ * read and written synchronously), so the refresh never runs then and never finds the lock
+ * taken over: proper-lockfile's onCompromised, which throws, cannot fire while we hold it.
  */
 const LOCK = { retries: 0, stale: 2000, realpath: false } as const;
 const WAIT_MS = LOCK.stale + 1000;
