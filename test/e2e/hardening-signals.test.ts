@@ -123,6 +123,8 @@ describe('cursor-resume killed (SIGKILL) at each stage of a turn', () => {
       const c = conversation(world());
       await c.turn('remember: alpha');
       c.messages.push({ role: 'user', content: 'remember: beta' });
+      // The first turn handed its record to a helper it started and did not wait for it.
+      await waitFor('one helper', () => helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!).length === 1);
       const [helper] = helperPids(c.env.CURSOR_RESUME_RUNTIME_DIR!);
       const run = startTurn(c, 'slow=100');
       // Streaming: the chat is leased. The helper is held still, so the record will wait for it.
