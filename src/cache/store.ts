@@ -262,15 +262,14 @@ export class BranchStore {
       return {
         recorded: false,
         reason: 'forgotten',
-        message: `chat ${input.chatId} was continued outside cursor-resume's sight: its history is not known`,
+        message: `chat ${input.chatId} was forgotten (continued outside cursor-resume's sight, or by evict --all): its history is not known`,
       };
     }
-    const allForgottenAt = this.#allForgottenAt;
-    if (allForgottenAt !== undefined && !(input.startedAt !== undefined && input.startedAt > allForgottenAt)) {
+    if (this.#allForgottenAt !== undefined && (input.startedAt ?? -Infinity) <= this.#allForgottenAt) {
       return {
         recorded: false,
         reason: 'forgotten',
-        message: `chat ${input.chatId} was in use when a caller continued a chat it did not name: its history is not known`,
+        message: `the turn of chat ${input.chatId} started before every chat was forgotten (a caller continued one it did not name, or evict --all): its history is not known`,
       };
     }
     const existing = this.#cache.get(key, { updateAgeOnGet: false });
@@ -406,9 +405,10 @@ export class BranchStore {
    */
   forgetAll(now: number): number {
     this.#allForgottenAt = Math.max(now, this.#allForgottenAt ?? now);
-    for (const key of [...this.#cache.keys(), ...this.#leases.keys()]) this.#refuseLater(key.slice(key.indexOf('/') + 1));
+    const cached = [...this.#cache.keys()];
+    for (const key of [...cached, ...this.#leases.keys()]) this.#refuseLater(key.slice(key.indexOf('/') + 1));
     let count = 0;
-    for (const key of [...this.#cache.keys()]) if (this.#cache.delete(key)) count++;
+    for (const key of cached) if (this.#cache.delete(key)) count++;
     this.#cache.clear();
     return count;
   }
