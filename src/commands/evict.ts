@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../errors.js';
 import { findingEnv } from '../turn/helper-env.js';
+import { markForgetAllNow } from '../helper/forget-marks.js';
 import { probeHelper } from '../helper/launcher.js';
 import { plural, printJson } from '../present.js';
 
@@ -23,9 +24,11 @@ export function addEvictCommand(program: Command): Command {
       'after',
       `
 Every branch (Cursor chat) of the conversation goes. The chats themselves stay in Cursor; only
-cursor-resume forgets them. Nothing is started: with no helper running there is nothing to evict.
+cursor-resume forgets them. Nothing is started: with no helper running there is nothing to evict,
+and --all leaves a mark that keeps a first turn running now from recording its chat.
 
-Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached;
+Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached
+(or --all, with none running, cannot leave its mark);
 2 for a bad or ambiguous anchor.
 
 Examples:
@@ -35,7 +38,19 @@ Examples:
     )
     .action(async (anchor: string | undefined, options: { all?: boolean; json?: boolean }) => {
       const prefix = target(anchor, options.all === true);
-      const probe = await probeHelper({ env: findingEnv() });
+      let probe = await probeHelper({ env: findingEnv() });
+      if (!probe.running && !('error' in probe) && prefix === null) {
+        // Nothing is cached, but a first turn running now records through the helper it starts as it
+        // ends: a mark makes that helper refuse it (README, "Chats the caller continues itself").
+        try {
+          // A helper that began to listen meanwhile took the marks before ours: it is asked instead.
+          if (markForgetAllNow(probe.paths)) probe = await probeHelper({ env: findingEnv() });
+        } catch (error) {
+          throw new CliError(
+            `no helper running, and a turn running now could not be kept from recording its chat: ${(error as Error).message}`,
+          );
+        }
+      }
       if (!probe.running) {
         if ('error' in probe) {
           throw new CliError(`cannot reach the helper: ${probe.error}`);

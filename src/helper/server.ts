@@ -14,6 +14,7 @@ import { envValue } from '../env-value.js';
 import { monotonicMs } from '../monotonic.js';
 import { VERSION } from '../version.js';
 import { compactHeap } from './heap.js';
+import { takeForgetMarks } from './forget-marks.js';
 import { ensureRuntimeDir } from './paths.js';
 import { removeStaleSocket, socketAnswers } from './stale-socket.js';
 import { acquireStartLock, releaseStartLock } from './start-lock.js';
@@ -193,6 +194,10 @@ export class HelperServer {
     fs.chmodSync(this.paths.socket, 0o600);
     const stat = fs.lstatSync(this.paths.socket);
     this.#socketId = { dev: stat.dev, ino: stat.ino };
+    // Marks left while no helper ran, taken now that one listens (a line that finds none
+    // after marking finds us): nothing between here and the first request yields to them.
+    const forgetBefore = takeForgetMarks(this.paths);
+    if (forgetBefore !== undefined) this.store.forgetAll(forgetBefore);
     this.#server.on('error', () => {
       // Accept errors (EMFILE...) must not kill the helper; the client retries or goes fresh.
     });

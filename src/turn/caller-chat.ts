@@ -6,10 +6,12 @@
 // any record of it, so that a turn that read it before cannot bring it back. A chat the
 // line does not name cannot be told from the others: before the run every branch goes
 // (and every chat cached or leased then is refused later), and after it the chat the
-// stream named, or again every branch. Only a running helper
-// is asked: with none, nothing is cached; one that runs but cannot forget is said in any case.
+// stream named, or again every branch. With no helper running nothing is cached, and a
+// mark in the runtime dir reaches the helper a first turn running now starts
+// (forget-marks.ts); one that runs but cannot forget is said in any case.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
+import { markForgetAllNow } from '../helper/forget-marks.js';
 import { connectHelper } from '../helper/launcher.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { plural } from '../present.js';
@@ -32,15 +34,33 @@ export async function forgetCallerChat(
   const named = [...new Set([chat.chatId, seen])].filter(isSafeChatId);
   const unnamed = chat.chatId === null && !isSafeChatId(seen);
   if (!unnamed && named.length === 0) return null;
-  const failed = (why: string): string =>
-    `could not make the cache forget ${unnamed ? 'the chat' : `chat ${named.join(', ')}`} the caller continued itself (${why}): a later turn could resume it without the caller's turns; run cursor-resume evict --all once the helper answers`;
-  const connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
+  const failed = (why: string, when = 'the helper answers'): string =>
+    `could not make the cache forget ${unnamed ? 'the chat' : `chat ${named.join(', ')}`} the caller continued itself (${why}): a later turn could resume it without the caller's turns; run cursor-resume evict --all once ${when}`;
+  let connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
+  if (!connected.ok && (connected.code === 'not-running' || connected.code === 'version-mismatch') && connected.paths) {
+    // Nothing is cached (a run replaces a helper of another version), but a first turn running now
+    // hands its record to a helper it starts as it ends, and its new chat may be the one continued:
+    // a mark makes that helper refuse it.
+    try {
+      if (!markForgetAllNow(connected.paths)) return null;
+    } catch (error) {
+      return failed(
+        `no helper running, and no mark could be left for a turn running now: ${(error as Error).message}`,
+        'the turns running now have ended',
+      );
+    }
+    // A helper that began to listen meanwhile took the marks before ours: it is asked instead.
+    connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
+    if (!connected.ok && (connected.code === 'not-running' || connected.code === 'version-mismatch')) return null;
+  }
   if (!connected.ok) {
-    // Not running, of another version (a run replaces it, cache empty), or where no run starts one (a runtime
-    // folder cursor-resume refuses: a run says so only with --verbose too): nothing to forget.
-    if (connected.code === 'bad-runtime-dir') say(`nothing to forget: ${connected.reason}`);
-    const nothingCached = connected.code === 'not-running' || connected.code === 'version-mismatch' || connected.code === 'bad-runtime-dir';
-    return nothingCached ? null : failed(connected.reason);
+    // A runtime folder cursor-resume refuses holds no cache, and no run starts a helper there (a run says so
+    // only with --verbose too): nothing to forget.
+    if (connected.code === 'bad-runtime-dir') {
+      say(`nothing to forget: ${connected.reason}`);
+      return null;
+    }
+    return failed(connected.reason);
   }
   const { client } = connected;
   try {

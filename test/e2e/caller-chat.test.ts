@@ -4,10 +4,11 @@
 // "Chats the caller continues itself"). The built binary, the real helper and the
 // stand-in, whose chats really remember.
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { runCli, tempDir } from '../support/cli.js';
+import { STAND_IN, runCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
 import { waitFor } from '../support/processes.js';
@@ -165,6 +166,46 @@ describe('a chat the caller continues itself is forgotten', () => {
     b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
     await b.turn('next');
     assert.equal(b.lastTrace().reason, 'no-entry');
+  });
+
+  test('nor with no helper running: a first turn running then hands a record its helper refuses', async () => {
+    const env = world();
+    const b = new Conversation(env);
+    // A chat of the caller's own, made without cursor-resume: one for its --continue to find.
+    assert.equal(spawnSync(STAND_IN, ['--print', '--workspace', b.workspace], { env: b.env, input: 'remember: earlier' }).status, 0);
+    b.messages.push({ role: 'user', content: 'remember: beta' });
+    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
+    let ended = false;
+    void slow.then(() => (ended = true));
+    await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 2);
+    // Its line names no chat: it may be any, the new one of the slow turn included.
+    const own = await runCli(['--print', '--output-format', 'text', '--workspace', b.workspace, '--continue'], {
+      input: 'remember: the caller',
+      env: b.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    assert.equal(existsSync(socketOf(env)), false, 'no helper was running to forget anything');
+    assert.equal(ended, false, 'the first turn still runs: its helper is not yet started');
+    const late = await slow;
+    assert.equal(late.code, 0, late.stderr);
+    assert.deepEqual(await cachedChats(env), [], 'its new chat was not recorded by the helper it started');
+    assert.deepEqual(
+      readdirSync(env.CURSOR_RESUME_RUNTIME_DIR!).filter((name) => name.startsWith('forget-before.')),
+      [],
+      'that helper took the marks',
+    );
+    b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
+    await b.turn('next');
+    assert.equal(b.lastTrace().reason, 'no-entry');
+  });
+
+  test('a line that continues a chat before any turn has run makes no runtime folder', async () => {
+    const env = world();
+    const c = new Conversation(env);
+    assert.equal(spawnSync(STAND_IN, ['--print', '--workspace', c.workspace], { env, input: 'remember: earlier' }).status, 0);
+    const own = await runCli(['--print', '--workspace', c.workspace, '--continue'], { input: 'remember: the caller', env });
+    assert.equal(own.code, 0, own.stderr);
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false);
   });
 
   test('`-- resume` is still the subcommand to cursor-agent: every conversation is forgotten', async () => {

@@ -346,6 +346,7 @@ describe('evict', { concurrency: true }, () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'no helper running: nothing is cached, nothing to evict\n');
     assert.deepEqual(json(await cli(['evict', 'abcd', '--json'], env)), { running: false, evicted: 0 });
+    assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no runtime folder made: no turn runs without one');
   });
 
   test('by prefix, then a prefix that matches nothing, then --all', async () => {
@@ -375,6 +376,22 @@ describe('evict', { concurrency: true }, () => {
     const late = await slow;
     assert.equal(late.code, 0, late.stderr);
     assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, [], 'its record was refused');
+  });
+
+  test('--all with no helper running while a first turn runs: the helper that turn starts refuses its record', async () => {
+    const env = world();
+    const c = new Conversation(env);
+    c.messages.push({ role: 'user', content: 'remember: the db is pg' });
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1000' } });
+    let ended = false;
+    void slow.then(() => (ended = true));
+    await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 1);
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: false, evicted: 0 });
+    assert.equal(ended, false, 'the first turn still runs: its helper is not yet started');
+    const late = await slow;
+    assert.equal(late.code, 0, late.stderr);
+    assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, [], 'its record was refused');
+    assert.equal(readdirSync(env.CURSOR_RESUME_RUNTIME_DIR!).filter((name) => name.startsWith('forget-before.')).length, 0);
   });
 
   test('bad arguments: exit 2 with what to give', async () => {

@@ -7,11 +7,13 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { HelperClient } from '../../src/helper/client.js';
+import { markForgetAll } from '../../src/helper/forget-marks.js';
 import { connectHelper, probeHelper, stopHelper } from '../../src/helper/launcher.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { PROTOCOL_VERSION } from '../../src/helper/protocol.js';
 import { startHelperServer, type HelperServer } from '../../src/helper/server.js';
 import { removeStaleSocket, socketAnswers } from '../../src/helper/stale-socket.js';
+import { monotonicMs } from '../../src/monotonic.js';
 import { acquireStartLock, releaseStartLock } from '../../src/helper/start-lock.js';
 import { sandboxEnv } from '../support/cli.js';
 import { stopHelpersAt } from '../support/hardening.js';
@@ -37,6 +39,27 @@ describe('the client, against an in-process helper', () => {
     assert.ok((await client.record(sampleRecord())).recorded);
     const [branch] = await client.lookup(ANCHOR, []);
     assert.deepEqual([branch!.chatId, branch!.knownCount, branch!.matched], ['chat-1', 2, 0]);
+  });
+
+  test('a helper takes the marks left while none ran: turns started before them record nothing, later ones do', async (t) => {
+    const { env } = await inProcess(t, false);
+    const paths = runtimePaths(env);
+    fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+    const before = monotonicMs();
+    markForgetAll(paths, monotonicMs());
+    const started = await startHelperServer({ paths });
+    assert.ok(started.started);
+    t.after(() => started.server.close());
+    assert.deepEqual(
+      fs.readdirSync(paths.dir).filter((name) => name.startsWith('forget-before.')),
+      [],
+      'taken',
+    );
+    const client = await HelperClient.connect(paths.socket);
+    t.after(() => client.close());
+    const early = await client.record(sampleRecord({ chatId: 'chat-early', startedAt: before }));
+    assert.equal(early.recorded ? 'recorded' : early.reason, 'forgotten');
+    assert.ok((await client.record(sampleRecord({ chatId: 'chat-late' }))).recorded);
   });
 
   test('a helper that never answers: a timeout, and the connection is dropped', async (t) => {

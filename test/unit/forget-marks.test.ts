@@ -1,0 +1,69 @@
+// The marks a caller-continued line leaves when no helper runs, and what the next helper
+// makes of them. Through the built binary, a first turn running then: test/e2e/caller-chat.test.ts.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { markForgetAll, takeForgetMarks } from '../../src/helper/forget-marks.js';
+import { runtimePaths } from '../../src/helper/paths.js';
+import { tempDir } from '../support/cli.js';
+
+const paths = () => runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: tempDir('cr-forget-') });
+const files = (dir: string): string[] => fs.readdirSync(dir).sort();
+const at = (now: number) => () => now;
+
+test('the latest mark is taken, and every mark removed', () => {
+  const p = paths();
+  fs.writeFileSync(path.join(p.dir, 'helper.lock'), '');
+  markForgetAll(p, 200.5);
+  // Written by another line at once, so not made redundant by the first.
+  fs.writeFileSync(path.join(p.dir, 'forget-before.other'), '100\n');
+  assert.equal(takeForgetMarks(p, at(1_000)), 200.5);
+  assert.deepEqual(files(p.dir), ['helper.lock'], 'the marks are gone, nothing else');
+  assert.equal(takeForgetMarks(p, at(1_000)), undefined, 'nothing left to take');
+});
+
+test('a line removes the marks its own makes redundant, never a later one nor one not written whole', () => {
+  const p = paths();
+  fs.writeFileSync(path.join(p.dir, 'forget-before.earlier'), '100\n');
+  fs.writeFileSync(path.join(p.dir, 'forget-before.later'), '900\n');
+  fs.writeFileSync(path.join(p.dir, 'forget-before.half'), '1');
+  markForgetAll(p, 500);
+  const left = files(p.dir);
+  assert.equal(left.length, 3);
+  assert.ok(left.includes('forget-before.later') && left.includes('forget-before.half'));
+  assert.ok(!left.includes('forget-before.earlier'));
+});
+
+test('a mark not written whole, or dated after now (from before the machine started), refuses every turn running now', () => {
+  // '12' is the start of a later time being written: it must not read as time 12.
+  for (const text of ['', '12', '12ab\n', '-5\n', '1e3\n', ' 7\n', '7\n\n']) {
+    const p = paths();
+    fs.writeFileSync(path.join(p.dir, 'forget-before.x'), text);
+    assert.equal(takeForgetMarks(p, at(1_000)), 1_000, JSON.stringify(text));
+  }
+  const p = paths();
+  markForgetAll(p, 5_000);
+  assert.equal(takeForgetMarks(p, at(1_000)), 1_000);
+});
+
+test('a mark that is no plain file is not read (a FIFO would hold the start) and refuses every turn running now', () => {
+  const fifo = paths();
+  execFileSync('mkfifo', [path.join(fifo.dir, 'forget-before.fifo')]);
+  assert.equal(takeForgetMarks(fifo, at(1_000)), 1_000);
+  assert.deepEqual(files(fifo.dir), []);
+
+  const link = paths();
+  const target = path.join(tempDir('cr-outside-'), 'early');
+  fs.writeFileSync(target, '5\n');
+  fs.symlinkSync(target, path.join(link.dir, 'forget-before.link'));
+  assert.equal(takeForgetMarks(link, at(1_000)), 1_000, 'not the time it leads to');
+  assert.deepEqual(files(link.dir), []);
+  assert.ok(fs.existsSync(target), 'only the link is removed');
+});
+
+test('no runtime dir, or one without marks: nothing to take', () => {
+  assert.equal(takeForgetMarks(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: '/nonexistent/cr-forget' }), at(1_000)), undefined);
+  assert.equal(takeForgetMarks(paths(), at(1_000)), undefined);
+});
