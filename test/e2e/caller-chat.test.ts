@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { STAND_IN, runCli, tempDir } from '../support/cli.js';
+import { STAND_IN, runCli, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
 import { waitFor } from '../support/processes.js';
@@ -27,6 +27,25 @@ async function cached(env: NodeJS.ProcessEnv, fact: string): Promise<{ c: Conver
 }
 
 const cachedChats = async (env: NodeJS.ProcessEnv): Promise<string[]> => (await entries(env)).map((e) => e.chatId as string).sort();
+
+/** The caller's own line in `c`'s workspace naming no chat (`--continue`, text output): it may continue any. */
+async function callerContinues(c: Conversation): Promise<void> {
+  const own = await runCli(['--print', '--output-format', 'text', '--workspace', c.workspace, '--continue'], {
+    input: 'remember: the caller',
+    env: c.env,
+  });
+  assert.equal(own.code, 0, own.stderr);
+}
+
+/** The slow turn of `c` ends well yet caches nothing, and the conversation's next turn finds no entry to resume. */
+async function recordedNothing(env: NodeJS.ProcessEnv, c: Conversation, slow: Promise<RunResult>, why: string): Promise<void> {
+  const late = await slow;
+  assert.equal(late.code, 0, late.stderr);
+  assert.deepEqual(await cachedChats(env), [], why);
+  c.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
+  await c.turn('next');
+  assert.equal(c.lastTrace().reason, 'no-entry');
+}
 
 describe('a chat the caller continues itself is forgotten', () => {
   test("--resume ID with a transcript: the next full transcript starts a fresh chat, not a delta that skips the caller's turn", async () => {
@@ -118,12 +137,7 @@ describe('a chat the caller continues itself is forgotten', () => {
       env: c.env,
     });
     assert.equal(own.code, 0, own.stderr);
-    const late = await slow;
-    assert.equal(late.code, 0, late.stderr);
-    assert.deepEqual(await cachedChats(env), [], 'its record was refused, on its base and whole');
-    c.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
-    await c.turn('next');
-    assert.equal(c.lastTrace().reason, 'no-entry');
+    await recordedNothing(env, c, slow, 'its record was refused, on its base and whole');
   });
 
   test('nor can it when the caller continued a chat it did not name (--continue, text output): every chat leased then is refused', async () => {
@@ -133,18 +147,9 @@ describe('a chat the caller continues itself is forgotten', () => {
     // Slow to start: it records after the caller's run has ended and forgotten every branch twice.
     const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
     await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
-    const own = await runCli(['--print', '--output-format', 'text', '--workspace', c.workspace, '--continue'], {
-      input: 'remember: the caller',
-      env: c.env,
-    });
-    assert.equal(own.code, 0, own.stderr);
+    await callerContinues(c);
     assert.deepEqual(await cachedChats(env), [], 'forgotten before and after the run');
-    const late = await slow;
-    assert.equal(late.code, 0, late.stderr);
-    assert.deepEqual(await cachedChats(env), [], 'its record was refused');
-    c.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
-    await c.turn('next');
-    assert.equal(c.lastTrace().reason, 'no-entry');
+    await recordedNothing(env, c, slow, 'its record was refused');
   });
 
   test('nor can a new chat of a turn running then, which holds no lease (the caller may have continued that very chat)', async () => {
@@ -155,17 +160,8 @@ describe('a chat the caller continues itself is forgotten', () => {
     const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
     await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 1);
     // Its line names no chat: it may be any, the new one of the slow turn included (here, as it happens, alpha's).
-    const own = await runCli(['--print', '--output-format', 'text', '--workspace', a.workspace, '--continue'], {
-      input: 'remember: the caller',
-      env: a.env,
-    });
-    assert.equal(own.code, 0, own.stderr);
-    const late = await slow;
-    assert.equal(late.code, 0, late.stderr);
-    assert.deepEqual(await cachedChats(env), [], 'its new chat was not recorded');
-    b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
-    await b.turn('next');
-    assert.equal(b.lastTrace().reason, 'no-entry');
+    await callerContinues(a);
+    await recordedNothing(env, b, slow, 'its new chat was not recorded');
   });
 
   test('nor with no helper running: a first turn running then hands a record its helper refuses', async () => {
@@ -179,24 +175,15 @@ describe('a chat the caller continues itself is forgotten', () => {
     void slow.then(() => (ended = true));
     await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 2);
     // Its line names no chat: it may be any, the new one of the slow turn included.
-    const own = await runCli(['--print', '--output-format', 'text', '--workspace', b.workspace, '--continue'], {
-      input: 'remember: the caller',
-      env: b.env,
-    });
-    assert.equal(own.code, 0, own.stderr);
+    await callerContinues(b);
     assert.equal(existsSync(socketOf(env)), false, 'no helper was running to forget anything');
     assert.equal(ended, false, 'the first turn still runs: its helper is not yet started');
-    const late = await slow;
-    assert.equal(late.code, 0, late.stderr);
-    assert.deepEqual(await cachedChats(env), [], 'its new chat was not recorded by the helper it started');
+    await recordedNothing(env, b, slow, 'its new chat was not recorded by the helper it started');
     assert.deepEqual(
       readdirSync(env.CURSOR_RESUME_RUNTIME_DIR!).filter((name) => name.startsWith('forget-before.')),
       [],
       'that helper took the marks',
     );
-    b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
-    await b.turn('next');
-    assert.equal(b.lastTrace().reason, 'no-entry');
   });
 
   test('a line that continues a chat before any turn has run makes no runtime folder', async () => {

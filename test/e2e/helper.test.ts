@@ -1006,8 +1006,9 @@ test("the helper runs detached (its own session, stdout and stderr on /dev/null,
   });
   const c = new Conversation(w.env);
   assert.equal((await c.turn('remember: alpha')).code, 0);
+  // The turn handed its record to a helper it started and did not wait for.
+  await waitFor('a run to start a helper', () => helperPids(w.dir).length === 1, DEADLINE_MS);
   const [pid] = helperPids(w.dir);
-  assert.ok(pid !== undefined, 'a run started a helper');
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   const [, , , session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   assert.equal(Number(session), pid, 'it leads its own session (setsid)');
