@@ -84,6 +84,8 @@ export class BranchStore {
   readonly #forgotten = new Set<string>();
   /** When forgetAll() last ran: a turn started before then may have used a chat it never named. */
   #allForgottenAt: number | undefined;
+  /** When a chat was last forgotten (evictChat, forgetAll): only a turn started by then can have read one. */
+  #lastForgetAt: number | undefined;
   /** branch key → the holder of its lease. */
   readonly #leases = new Map<string, string>();
   /** holder → branch keys it leases. */
@@ -388,8 +390,12 @@ export class BranchStore {
     return this.#cache.delete(keyOf(anchor, chatId)) ? 1 : 0;
   }
 
-  /** Drops the chat's branches under every anchor, and refuses any later record of it. Returns how many. */
-  evictChat(chatId: string): number {
+  /**
+   * Drops the chat's branches under every anchor, and refuses any later record of it. Returns how many.
+   * `now` is on the clock records' `startedAt` are (see lastForgetAt).
+   */
+  evictChat(chatId: string, now: number): number {
+    this.#lastForgetAt = Math.max(now, this.#lastForgetAt ?? now);
     this.#refuseLater(chatId);
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) if (chatIds.has(chatId) && this.#cache.delete(keyOf(anchor, chatId))) count++;
@@ -405,12 +411,21 @@ export class BranchStore {
    */
   forgetAll(now: number): number {
     this.#allForgottenAt = Math.max(now, this.#allForgottenAt ?? now);
+    this.#lastForgetAt = Math.max(now, this.#lastForgetAt ?? now);
     const cached = [...this.#cache.keys()];
     for (const key of [...cached, ...this.#leases.keys()]) this.#refuseLater(key.slice(key.indexOf('/') + 1));
     let count = 0;
     for (const key of cached) if (this.#cache.delete(key)) count++;
     this.#cache.clear();
     return count;
+  }
+
+  /**
+   * When a chat was last forgotten, if ever: what a store that replaces this one must refuse
+   * (records of turns started by then) to keep what this one refuses, without knowing which chats.
+   */
+  get lastForgetAt(): number | undefined {
+    return this.#lastForgetAt;
   }
 
   #refuseLater(chatId: string): void {

@@ -2,8 +2,10 @@
 // first turn running then records its new chat through the helper it starts at its end
 // (hand-off.ts), and that may be the very chat the caller continued. So the caller's line
 // leaves a mark in the runtime dir: a time on the monotonic clock before which no turn
-// may record. The next helper takes the marks as it begins to listen, before any record
-// can reach it. A mark holds a time only, never a chat ID: the cache stays in memory.
+// may record. A helper that forgot chats leaves one as it stops, for the turns that read
+// them before and outlive it. The next helper takes the marks as it begins to listen,
+// before any record can reach it. A mark holds a time only, never a chat ID: the cache
+// stays in memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';

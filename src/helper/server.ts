@@ -14,7 +14,7 @@ import { envValue } from '../env-value.js';
 import { monotonicMs } from '../monotonic.js';
 import { VERSION } from '../version.js';
 import { compactHeap } from './heap.js';
-import { takeForgetMarks } from './forget-marks.js';
+import { markForgetAll, takeForgetMarks } from './forget-marks.js';
 import { ensureRuntimeDir } from './paths.js';
 import { removeStaleSocket, socketAnswers } from './stale-socket.js';
 import { acquireStartLock, releaseStartLock } from './start-lock.js';
@@ -216,6 +216,17 @@ export class HelperServer {
     clearInterval(this.#sweepTimer);
     clearTimeout(this.#quietTimer);
     if (this.#ownsSocket()) {
+      // What it forgot dies with it, yet a turn running now may outlive it and record through the
+      // next helper: a mark, left while the socket is still ours, makes that one refuse the same
+      // turns (forget-marks.ts). No request is handled between here and the connections' end.
+      const forgetAt = this.store.lastForgetAt;
+      if (forgetAt !== undefined) {
+        try {
+          markForgetAll(this.paths, forgetAt);
+        } catch {
+          // The runtime dir is gone: so is any helper that could take the mark.
+        }
+      }
       // libuv unlinks the socket path when the server closes: only do that while the path is ours.
       this.#server.close();
     } else {
@@ -452,7 +463,7 @@ export class HelperServer {
       case 'evict':
         if (request.all) return { evicted: this.store.forgetAll(monotonicMs()) };
         if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix) };
-        if (request.anchor === undefined) return { evicted: this.store.evictChat(request.chatId!) };
+        if (request.anchor === undefined) return { evicted: this.store.evictChat(request.chatId!, monotonicMs()) };
         return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };
       case 'list':
         return { branches: this.store.list().map(summarize) };

@@ -140,6 +140,24 @@ describe('a chat the caller continues itself is forgotten', () => {
     await recordedNothing(env, c, slow, 'its record was refused, on its base and whole');
   });
 
+  test('nor when the helper that knew stops before that turn records: the helper the turn starts again refuses it too', async () => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'alpha');
+    c.messages.push({ role: 'user', content: 'remember: gamma' });
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
+    let ended = false;
+    void slow.then(() => (ended = true));
+    await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
+    const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId], {
+      input: 'remember: the caller',
+      env: c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
+    assert.equal(ended, false, 'the slow turn still runs: it records through a helper it starts');
+    await recordedNothing(env, c, slow, 'its record was refused by the next helper');
+  });
+
   test('nor can it when the caller continued a chat it did not name (--continue, text output): every chat leased then is refused', async () => {
     const env = world();
     const { c } = await cached(env, 'alpha');

@@ -62,6 +62,35 @@ describe('the client, against an in-process helper', () => {
     assert.ok((await client.record(sampleRecord({ chatId: 'chat-late' }))).recorded);
   });
 
+  test('a helper that forgot a chat leaves a mark as it stops: the next refuses the turns started by then; one that forgot nothing leaves none', async (t) => {
+    const { env } = await inProcess(t, false);
+    const paths = runtimePaths(env);
+    const marks = (): string[] => fs.readdirSync(paths.dir).filter((name) => name.startsWith('forget-before.'));
+    const quiet = await startHelperServer({ paths });
+    assert.ok(quiet.started);
+    await quiet.server.close();
+    assert.deepEqual(marks(), []);
+
+    const first = await startHelperServer({ paths });
+    assert.ok(first.started);
+    const client = await HelperClient.connect(paths.socket);
+    const before = monotonicMs();
+    await client.evict({ chatId: 'chat-continued' });
+    client.close();
+    await first.server.close();
+    assert.equal(marks().length, 1);
+
+    const next = await startHelperServer({ paths });
+    assert.ok(next.started);
+    t.after(() => next.server.close());
+    const again = await HelperClient.connect(paths.socket);
+    t.after(() => again.close());
+    // A turn that read the chat before the caller continued it, outliving the helper that knew.
+    const early = await again.record(sampleRecord({ chatId: 'chat-continued', startedAt: before }));
+    assert.equal(early.recorded ? 'recorded' : early.reason, 'forgotten');
+    assert.ok((await again.record(sampleRecord({ chatId: 'chat-late' }))).recorded);
+  });
+
   test('a helper that never answers: a timeout, and the connection is dropped', async (t) => {
     const dir = fs.mkdtempSync('/tmp/cr-silent-');
     const socketPath = path.join(dir, 's');

@@ -436,8 +436,8 @@ describe('evictChat: a chat the caller continued itself', () => {
     recorded(store, rec({ anchor: B, chatId: 'one' }));
     recorded(store, rec({ chatId: 'two' }));
     assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
-    assert.equal(store.evictChat('one'), 2, "chat one's branches under A and B");
-    assert.equal(store.evictChat('one'), 0);
+    assert.equal(store.evictChat('one', 1), 2, "chat one's branches under A and B");
+    assert.equal(store.evictChat('one', 1), 0);
     assert.equal(store.leasesOf('h1'), 0);
     assert.deepEqual(
       store.lookup(A).map((b) => b.chatId),
@@ -501,9 +501,22 @@ describe('evictChat: a chat the caller continued itself', () => {
     }
   });
 
+  test('says when it last forgot a chat (what a store replacing it must refuse), by either way of forgetting', () => {
+    const { store } = clocked();
+    recorded(store, rec({ chatId: 'one' }));
+    store.evict(A.slice(0, 8));
+    assert.equal(store.lastForgetAt, undefined, 'an evicted anchor is no chat continued elsewhere');
+    store.evictChat('one', 5);
+    assert.equal(store.lastForgetAt, 5);
+    store.forgetAll(3);
+    assert.equal(store.lastForgetAt, 5, 'never earlier');
+    store.forgetAll(9);
+    assert.equal(store.lastForgetAt, 9);
+  });
+
   test(`remembers the last ${MAX_FORGOTTEN_CHATS} chats forgotten, the oldest dropped first`, () => {
     const { store } = clocked();
-    for (let i = 0; i <= MAX_FORGOTTEN_CHATS; i++) store.evictChat(`chat-${i}`);
+    for (let i = 0; i <= MAX_FORGOTTEN_CHATS; i++) store.evictChat(`chat-${i}`, 1);
     assert.ok(store.record(rec({ chatId: 'chat-0' })).recorded);
     assert.equal(store.record(rec({ chatId: 'chat-1' })).recorded, false);
     assert.equal(store.record(rec({ chatId: `chat-${MAX_FORGOTTEN_CHATS}` })).recorded, false);
