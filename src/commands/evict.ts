@@ -5,7 +5,8 @@
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../errors.js';
 import { findingEnv } from '../turn/helper-env.js';
-import { markForgetAllNow } from '../helper/forget-marks.js';
+import { isSameVersion } from '../helper/client.js';
+import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
 import { probeHelper } from '../helper/launcher.js';
 import { plural, printJson } from '../present.js';
 
@@ -39,12 +40,14 @@ Examples:
     .action(async (anchor: string | undefined, options: { all?: boolean; json?: boolean }) => {
       const prefix = target(anchor, options.all === true);
       let probe = await probeHelper({ env: findingEnv() });
+      let mark: string | null = null;
       if (!probe.running && !('error' in probe) && prefix === null) {
         // Nothing is cached, but a first turn running now records through the helper it starts as it
         // ends: a mark makes that helper refuse it (README, "Chats the caller continues itself").
         try {
           // A helper that began to listen meanwhile took the marks before ours: it is asked instead.
-          if (markForgetAllNow(probe.paths)) probe = await probeHelper({ env: findingEnv() });
+          mark = markForgetAllNow(probe.paths);
+          if (mark !== null) probe = await probeHelper({ env: findingEnv() });
         } catch (error) {
           throw new CliError(
             `no helper running, and a turn running now could not be kept from recording its chat: ${(error as Error).message}`,
@@ -64,6 +67,8 @@ Examples:
         let anchors: string[] = [];
         if (prefix === null) {
           evicted = await probe.client.evict({ all: true });
+          // Told directly (the mark would make it forget everything again when it finds it); one of another version forgets as it goes.
+          if (mark !== null && isSameVersion(probe.hello)) removeMark(mark);
         } else {
           anchors = [...new Set((await probe.client.list()).map((b) => b.anchor).filter((a) => a.startsWith(prefix)))].sort();
           if (anchors.length > 1) {

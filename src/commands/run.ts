@@ -68,6 +68,8 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     return exit;
   }
 
+  // Before any lookup: a turn that read a chat started before that chat could be forgotten, which is
+  // what lets a forget refuse records by time alone (BranchStore.forgetAll, forget-marks.ts).
   const started = monotonicMs();
   const input = await readStdin();
   boundYoungHeap(input.length);

@@ -4,8 +4,9 @@
 // leaves a mark in the runtime dir: a time on the monotonic clock before which no turn
 // may record. A helper that forgot chats leaves one as it stops, for the turns that read
 // them before and outlive it. The next helper takes the marks as it begins to listen,
-// before any record can reach it. A mark holds a time only, never a chat ID: the cache
-// stays in memory.
+// before any record can reach it, and a serving one within a sweep (a helper it replaced
+// leaves one after it started). A mark holds a time and the boot it counts from, never a
+// chat ID: the cache stays in memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -14,21 +15,37 @@ import type { RuntimePaths } from './paths.js';
 
 const MARK_PREFIX = 'forget-before.';
 /** A mark is one short line; anything longer is not one of ours. */
-const MARK_MAX_BYTES = 64;
+const MARK_MAX_BYTES = 96;
 
 /**
- * A mark's time; undefined for one not written whole (its line has no end yet: an
- * empty or cut-off file must not read as an earlier time) or not a plain file (a FIFO
- * would block the helper's start). Throws when it is gone, or a symbolic link.
+ * The machine's boot, which the monotonic clock counts from: a mark of another boot
+ * concerns turns that ended with it. '' where the system does not say (the clock's
+ * bound then stands in, see takeForgetMarks).
  */
-function readMark(file: string): number | undefined {
+const BOOT_ID = ((): string => {
+  try {
+    const id = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+    return /^[0-9a-f-]{1,64}$/.test(id) ? id : '';
+  } catch {
+    return '';
+  }
+})();
+
+/**
+ * A mark's time; 'garbled' for one not written whole (its line has no end yet: an empty
+ * or cut-off file must not read as an earlier time) or not a plain file (a FIFO would
+ * block the helper's start); 'void' for one of another boot. Throws when it is gone, or a
+ * symbolic link.
+ */
+function readMark(file: string): number | 'garbled' | 'void' {
   const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   try {
-    if (!fs.fstatSync(fd).isFile()) return undefined;
+    if (!fs.fstatSync(fd).isFile()) return 'garbled';
     const buffer = Buffer.alloc(MARK_MAX_BYTES);
     const text = buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, MARK_MAX_BYTES, 0));
-    const line = /^(\d+(?:\.\d+)?)\n$/.exec(text);
-    return line ? Number(line[1]) : undefined;
+    const line = /^(\d+(?:\.\d+)?) ([0-9a-f-]*)\n$/.exec(text);
+    if (!line) return 'garbled';
+    return line[2] === BOOT_ID ? Number(line[1]) : 'void';
   } finally {
     fs.closeSync(fd);
   }
@@ -43,39 +60,49 @@ function marks(paths: RuntimePaths): string[] {
 
 /**
  * Leaves a mark refusing the records of turns started by `now`, then removes the other
- * marks it makes redundant (no later), so that lines run with no helper do not pile them up.
- * Throws what stopped it (the dir gone, unwritable).
+ * marks it makes redundant (no later, or of another boot), so that lines run with no
+ * helper do not pile them up. Returns its path; throws what stopped it (the dir gone, unwritable).
  */
-export function markForgetAll(paths: RuntimePaths, now: number): void {
+export function markForgetAll(paths: RuntimePaths, now: number): string {
   const own = path.join(paths.dir, `${MARK_PREFIX}${randomUUID()}`);
-  fs.writeFileSync(own, `${now}\n`, { flag: 'wx', mode: 0o600 });
+  fs.writeFileSync(own, `${now} ${BOOT_ID}\n`, { flag: 'wx', mode: 0o600 });
   for (const file of marks(paths)) {
     if (file === own) continue;
     try {
-      const time = readMark(file);
-      if (time !== undefined && time <= now) fs.rmSync(file, { force: true });
+      const mark = readMark(file);
+      if (mark === 'void' || (typeof mark === 'number' && mark <= now)) fs.rmSync(file, { force: true });
     } catch {
       // Taken meanwhile by a helper.
     }
   }
+  return own;
 }
 
 /**
- * Leaves a mark refusing the turns running now, where one could be running: false with
- * no runtime dir (a run makes it as it begins, so none is). Throws what stopped it.
+ * Leaves a mark refusing the turns running now, where one could be running: its path, or
+ * null with no runtime dir (a run makes it as it begins, so none is). Throws what stopped it.
  */
-export function markForgetAllNow(paths: RuntimePaths): boolean {
-  if (!fs.existsSync(paths.dir)) return false;
-  markForgetAll(paths, monotonicMs());
-  return true;
+export function markForgetAllNow(paths: RuntimePaths): string | null {
+  if (!fs.existsSync(paths.dir)) return null;
+  return markForgetAll(paths, monotonicMs());
+}
+
+/** Removes a mark this process left, once a helper has been told directly. */
+export function removeMark(file: string): void {
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    // Taken by a helper meanwhile, or left for the next, where it refuses only turns started before it.
+  }
 }
 
 /**
  * Takes (reads and removes) every mark: the latest time they refuse, at most the clock's
- * reading once they are read; undefined when there is none. A mark not written whole, not
- * a plain file, or dated after now (left from before the machine's last start, when the
- * clock began anew) counts as now: refusing every turn already running costs at most their
- * next turns' resume.
+ * reading once they are read; undefined when there is none. A mark not written whole or
+ * not a plain file counts as now, and so does one dated after now where the system names
+ * no boot (left from before the machine's last start, when the clock began anew): refusing
+ * every turn already running costs at most their next turns' resume. A mark of another boot
+ * is removed and counts for nothing: its turns ended with that boot.
  */
 export function takeForgetMarks(paths: RuntimePaths, clock: () => number = monotonicMs): number | undefined {
   let files: string[];
@@ -84,22 +111,19 @@ export function takeForgetMarks(paths: RuntimePaths, clock: () => number = monot
   } catch {
     return undefined;
   }
-  const times: Array<number | undefined> = [];
+  const times: Array<number | 'garbled'> = [];
   for (const file of files) {
     try {
-      times.push(readMark(file));
+      const mark = readMark(file);
+      if (mark !== 'void') times.push(mark);
     } catch (error) {
       // Removed meanwhile by a line it made redundant; anything else (a symbolic link) is not read as a time.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      times.push(undefined);
+      times.push('garbled');
     }
-    try {
-      fs.rmSync(file, { force: true });
-    } catch {
-      // Left for the next helper, where it refuses only turns started before it was written.
-    }
+    removeMark(file);
   }
   if (times.length === 0) return undefined;
   const now = clock();
-  return Math.max(...times.map((time) => Math.min(time ?? now, now)));
+  return Math.max(...times.map((time) => (time === 'garbled' ? now : Math.min(time, now))));
 }

@@ -196,8 +196,7 @@ export class HelperServer {
     this.#socketId = { dev: stat.dev, ino: stat.ino };
     // Marks left while no helper ran, taken now that one listens (a line that finds none
     // after marking finds us): nothing between here and the first request yields to them.
-    const forgetBefore = takeForgetMarks(this.paths);
-    if (forgetBefore !== undefined) this.store.forgetAll(forgetBefore);
+    this.#takeMarks();
     this.#server.on('error', () => {
       // Accept errors (EMFILE...) must not kill the helper; the client retries or goes fresh.
     });
@@ -215,18 +214,19 @@ export class HelperServer {
   async #close(reason: ExitReason): Promise<void> {
     clearInterval(this.#sweepTimer);
     clearTimeout(this.#quietTimer);
-    if (this.#ownsSocket()) {
-      // What it forgot dies with it, yet a turn running now may outlive it and record through the
-      // next helper: a mark, left while the socket is still ours, makes that one refuse the same
-      // turns (forget-marks.ts). No request is handled between here and the connections' end.
-      const forgetAt = this.store.lastForgetAt;
-      if (forgetAt !== undefined) {
-        try {
-          markForgetAll(this.paths, forgetAt);
-        } catch {
-          // The runtime dir is gone: so is any helper that could take the mark.
-        }
+    // What it forgot dies with it, yet a turn running now may outlive it and record through the
+    // next helper: a mark makes that one refuse the same turns (forget-marks.ts). Left while the
+    // socket is still ours, or found by the helper that took it. No request is handled between
+    // here and the connections' end.
+    const forgetAt = this.store.lastForgetAt;
+    if (forgetAt !== undefined) {
+      try {
+        markForgetAll(this.paths, forgetAt);
+      } catch {
+        // The runtime dir is gone: so is any helper that could take the mark.
       }
+    }
+    if (this.#ownsSocket()) {
       // libuv unlinks the socket path when the server closes: only do that while the path is ours.
       this.#server.close();
     } else {
@@ -258,6 +258,15 @@ export class HelperServer {
     }
   }
 
+  /**
+   * Takes the marks in the runtime dir (forget-marks.ts): every chat is forgotten, and the
+   * turns started by the latest mark's time are refused.
+   */
+  #takeMarks(): void {
+    const forgetBefore = takeForgetMarks(this.paths);
+    if (forgetBefore !== undefined) this.store.forgetAll(forgetBefore);
+  }
+
   #sweep(): void {
     this.store.prune();
     // A connection whose lease ended by someone else's hand since its last request gets its idle timer back.
@@ -267,6 +276,8 @@ export class HelperServer {
       void this.close('socket-taken');
       return;
     }
+    // A mark a helper we replaced left as it went (a line that finds us does not leave one).
+    this.#takeMarks();
     if (this.#connections.size > 0 || this.store.size > 0) {
       this.#idleSince = undefined;
       return;

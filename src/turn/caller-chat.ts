@@ -11,7 +11,7 @@
 // (forget-marks.ts); one that runs but cannot forget is said in any case.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
-import { markForgetAllNow } from '../helper/forget-marks.js';
+import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
 import { connectHelper } from '../helper/launcher.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { plural } from '../present.js';
@@ -37,19 +37,22 @@ export async function forgetCallerChat(
   const failed = (why: string, when = 'the helper answers'): string =>
     `could not make the cache forget ${unnamed ? 'the chat' : `chat ${named.join(', ')}`} the caller continued itself (${why}): a later turn could resume it without the caller's turns; run cursor-resume evict --all once ${when}`;
   let connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
+  let mark: string | null = null;
   if (!connected.ok && (connected.code === 'not-running' || connected.code === 'version-mismatch') && connected.paths) {
     // Nothing is cached (a run replaces a helper of another version), but a first turn running now
     // hands its record to a helper it starts as it ends, and its new chat may be the one continued:
     // a mark makes that helper refuse it.
     try {
-      if (!markForgetAllNow(connected.paths)) return null;
+      mark = markForgetAllNow(connected.paths);
+      if (mark === null) return null;
     } catch (error) {
       return failed(
         `no helper running, and no mark could be left for a turn running now: ${(error as Error).message}`,
         'the turns running now have ended',
       );
     }
-    // A helper that began to listen meanwhile took the marks before ours: it is asked instead.
+    // A helper that began to listen meanwhile took the marks before ours: it is asked instead, and then
+    // the mark goes (it would make that helper forget everything when it finds it).
     connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
     if (!connected.ok && (connected.code === 'not-running' || connected.code === 'version-mismatch')) return null;
   }
@@ -69,6 +72,7 @@ export async function forgetCallerChat(
     else for (const chatId of named) evicted += await client.evict({ chatId });
     const which = unnamed ? 'a chat it did not name: every conversation' : `chat ${named.join(', ')}`;
     if (evicted > 0) say(`the caller continued ${which} forgotten (${plural(evicted, 'branch', 'branches')})`);
+    if (mark !== null) removeMark(mark);
     return null;
   } catch (error) {
     return failed((error as Error).message);

@@ -144,7 +144,7 @@ describe('a chat the caller continues itself is forgotten', () => {
     const env = world();
     const { c, chatId } = await cached(env, 'alpha');
     c.messages.push({ role: 'user', content: 'remember: gamma' });
-    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
+    const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
     let ended = false;
     void slow.then(() => (ended = true));
     await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
@@ -156,6 +156,7 @@ describe('a chat the caller continues itself is forgotten', () => {
     assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
     assert.equal(ended, false, 'the slow turn still runs: it records through a helper it starts');
     await recordedNothing(env, c, slow, 'its record was refused by the next helper');
+    assert.match((await slow).stderr, /not recorded: the turn of chat \S+ started before every chat was forgotten/);
   });
 
   test('nor can it when the caller continued a chat it did not name (--continue, text output): every chat leased then is refused', async () => {

@@ -12,13 +12,16 @@ import { tempDir } from '../support/cli.js';
 const paths = () => runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: tempDir('cr-forget-') });
 const files = (dir: string): string[] => fs.readdirSync(dir).sort();
 const at = (now: number) => () => now;
+// This machine's boot, which a mark names (its clock counts from it).
+const BOOT = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+const mark = (time: number | string, boot = BOOT): string => `${time} ${boot}\n`;
 
 test('the latest mark is taken, and every mark removed', () => {
   const p = paths();
   fs.writeFileSync(path.join(p.dir, 'helper.lock'), '');
   markForgetAll(p, 200.5);
   // Written by another line at once, so not made redundant by the first.
-  fs.writeFileSync(path.join(p.dir, 'forget-before.other'), '100\n');
+  fs.writeFileSync(path.join(p.dir, 'forget-before.other'), mark(100));
   assert.equal(takeForgetMarks(p, at(1_000)), 200.5);
   assert.deepEqual(files(p.dir), ['helper.lock'], 'the marks are gone, nothing else');
   assert.equal(takeForgetMarks(p, at(1_000)), undefined, 'nothing left to take');
@@ -26,9 +29,9 @@ test('the latest mark is taken, and every mark removed', () => {
 
 test('a line removes the marks its own makes redundant, never a later one nor one not written whole', () => {
   const p = paths();
-  fs.writeFileSync(path.join(p.dir, 'forget-before.earlier'), '100\n');
-  fs.writeFileSync(path.join(p.dir, 'forget-before.later'), '900\n');
-  fs.writeFileSync(path.join(p.dir, 'forget-before.half'), '1');
+  fs.writeFileSync(path.join(p.dir, 'forget-before.earlier'), mark(100));
+  fs.writeFileSync(path.join(p.dir, 'forget-before.later'), mark(900));
+  fs.writeFileSync(path.join(p.dir, 'forget-before.half'), mark(1).slice(0, -1));
   markForgetAll(p, 500);
   const left = files(p.dir);
   assert.equal(left.length, 3);
@@ -38,7 +41,7 @@ test('a line removes the marks its own makes redundant, never a later one nor on
 
 test('a mark not written whole, or dated after now (from before the machine started), refuses every turn running now', () => {
   // '12' is the start of a later time being written: it must not read as time 12.
-  for (const text of ['', '12', '12ab\n', '-5\n', '1e3\n', ' 7\n', '7\n\n']) {
+  for (const text of ['', '12', mark(12).slice(0, -1), mark('12ab'), mark(-5), mark('1e3'), ` ${mark(7)}`, `${mark(7)}\n`, '7\n']) {
     const p = paths();
     fs.writeFileSync(path.join(p.dir, 'forget-before.x'), text);
     assert.equal(takeForgetMarks(p, at(1_000)), 1_000, JSON.stringify(text));
@@ -61,6 +64,18 @@ test('a mark that is no plain file is not read (a FIFO would hold the start) and
   assert.equal(takeForgetMarks(link, at(1_000)), 1_000, 'not the time it leads to');
   assert.deepEqual(files(link.dir), []);
   assert.ok(fs.existsSync(target), 'only the link is removed');
+});
+
+test('a mark of another boot counts for nothing (its turns ended with it), and goes', () => {
+  const p = paths();
+  const other = BOOT.replace(/[0-9a-f]/, (c) => (c === '0' ? '1' : '0'));
+  fs.writeFileSync(path.join(p.dir, 'forget-before.old'), mark(500, other));
+  assert.equal(takeForgetMarks(p, at(1_000)), undefined);
+  assert.deepEqual(files(p.dir), []);
+  fs.writeFileSync(path.join(p.dir, 'forget-before.old'), mark(900, other));
+  markForgetAll(p, 100);
+  assert.equal(files(p.dir).length, 1, 'a line removes it too, whatever its time');
+  assert.equal(takeForgetMarks(p, at(1_000)), 100);
 });
 
 test('no runtime dir, or one without marks: nothing to take', () => {
