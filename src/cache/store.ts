@@ -67,7 +67,11 @@ export interface StoreStats extends Limits {
 export type PrefixesResult = { found: true; prefixes: Array<string | null> } | { found: false; reason: 'gone' | 'stale'; message: string };
 
 /** What the store keeps: the sequence packed; `knownCount`, `prefix`, `ttlLeftMs` and `leased` are filled in when read. */
-type Stored = Omit<Branch, 'ttlLeftMs' | 'leased' | 'knownCount' | 'prefix'> & { known: KnownSequence };
+type Stored = Omit<Branch, 'ttlLeftMs' | 'leased' | 'knownCount' | 'prefix'> & {
+  known: KnownSequence;
+  /** When the turn that began this branch here started (see forgetBefore); -Infinity when it did not say. */
+  begunBy: number;
+};
 
 const keyOf = (anchor: string, chatId: string): string => `${anchor}/${chatId}`;
 
@@ -320,6 +324,7 @@ export class BranchStore {
       lastOutcome: input.outcome ?? 'success',
       createdAt: kept?.createdAt ?? now,
       updatedAt: now,
+      begunBy: kept?.begunBy ?? input.startedAt ?? -Infinity,
       ...(input.storeSeen !== undefined ? { storeSeen: input.storeSeen } : {}),
     };
     if (base === null) this.#dropCopiesOf(value);
@@ -426,6 +431,25 @@ export class BranchStore {
    */
   get lastForgetAt(): number | undefined {
     return this.#lastForgetAt;
+  }
+
+  /**
+   * What a mark left by a line or another helper asks (forget-marks.ts): refuses records of turns
+   * started at `time` or before, and drops, refusing them later, the branches such a turn began here
+   * (one may be a chat a caller continued where this store did not see it) and the chats leased
+   * but no longer cached; branches begun by later turns stay. Returns how many branches went.
+   */
+  forgetBefore(time: number): number {
+    this.#allForgottenAt = Math.max(time, this.#allForgottenAt ?? time);
+    this.#lastForgetAt = Math.max(time, this.#lastForgetAt ?? time);
+    for (const key of this.#leases.keys()) if (!this.#cache.has(key)) this.#refuseLater(key.slice(key.indexOf('/') + 1));
+    let count = 0;
+    for (const [key, value] of [...this.#cache.entries()]) {
+      if (value.begunBy > time) continue;
+      this.#refuseLater(value.chatId);
+      if (this.#cache.delete(key)) count++;
+    }
+    return count;
   }
 
   #refuseLater(chatId: string): void {

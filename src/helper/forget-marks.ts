@@ -2,11 +2,12 @@
 // first turn running then records its new chat through the helper it starts at its end
 // (hand-off.ts), and that may be the very chat the caller continued. So the caller's line
 // leaves a mark in the runtime dir: a time on the monotonic clock before which no turn
-// may record. A helper that forgot chats leaves one as it stops, for the turns that read
-// them before and outlive it. The next helper takes the marks as it begins to listen,
-// before any record can reach it, and a serving one within a sweep (a helper it replaced
-// leaves one after it started). A mark holds a time and the boot it counts from, never a
-// chat ID: the cache stays in memory.
+// may record. And what a helper forgot lives in its memory, yet a turn that read a
+// forgotten chat may outlive the helper and record through the next one: so a helper
+// notes when it last forgot in `forgot-by.<pid>`, which counts as a mark once that process
+// is gone (stopped, replaced, killed). A helper takes the marks as it begins to listen,
+// before any record can reach it, and at each sweep. A mark holds a time and the boot it
+// counts from, never a chat ID: the cache stays in memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -14,6 +15,7 @@ import { monotonicMs } from '../monotonic.js';
 import type { RuntimePaths } from './paths.js';
 
 const MARK_PREFIX = 'forget-before.';
+const NOTE = /^forgot-by\.(\d+)$/;
 /** A mark is one short line; anything longer is not one of ours. */
 const MARK_MAX_BYTES = 96;
 
@@ -58,6 +60,38 @@ function marks(paths: RuntimePaths): string[] {
     .map((name) => path.join(paths.dir, name));
 }
 
+/** Whether process `pid` is gone (not this one; one we may not signal is someone's, alive). */
+function gone(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** The marks, and the notes of helpers that are gone. */
+function marksAndNotes(paths: RuntimePaths): string[] {
+  return fs
+    .readdirSync(paths.dir)
+    .filter((name) => {
+      if (name.startsWith(MARK_PREFIX)) return true;
+      const note = NOTE.exec(name);
+      return note !== null && gone(Number(note[1]));
+    })
+    .map((name) => path.join(paths.dir, name));
+}
+
+/**
+ * Notes, for when this helper is gone, that it last forgot chats at `time` (a mark then).
+ * Rewritten in place: one cut short by a crash reads as not written whole, which counts as
+ * the time it is taken. Throws what stopped it.
+ */
+export function noteForgot(paths: RuntimePaths, time: number): void {
+  fs.writeFileSync(path.join(paths.dir, `forgot-by.${process.pid}`), `${time} ${BOOT_ID}\n`, { mode: 0o600 });
+}
+
 /**
  * Leaves a mark refusing the records of turns started by `now`, then removes the other
  * marks it makes redundant (no later, or of another boot), so that lines run with no
@@ -97,7 +131,7 @@ export function removeMark(file: string): void {
 }
 
 /**
- * Takes (reads and removes) every mark: the latest time they refuse, at most the clock's
+ * Takes (reads and removes) every mark, and every note of a helper that is gone: the latest time they refuse, at most the clock's
  * reading once they are read; undefined when there is none. A mark not written whole or
  * not a plain file counts as now, and so does one dated after now where the system names
  * no boot (left from before the machine's last start, when the clock began anew): refusing
@@ -107,21 +141,28 @@ export function removeMark(file: string): void {
 export function takeForgetMarks(paths: RuntimePaths, clock: () => number = monotonicMs): number | undefined {
   let files: string[];
   try {
-    files = marks(paths);
-  } catch {
-    return undefined;
+    files = marksAndNotes(paths);
+  } catch (error) {
+    // No folder, no marks; one that cannot be read (EMFILE...) may hold some: every turn running now is refused.
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : clock();
   }
   const times: Array<number | 'garbled'> = [];
   for (const file of files) {
+    let mark: number | 'garbled' | 'void';
     try {
-      const mark = readMark(file);
-      if (mark !== 'void') times.push(mark);
+      mark = readMark(file);
     } catch (error) {
       // Removed meanwhile by a line it made redundant; anything else (a symbolic link) is not read as a time.
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      times.push('garbled');
+      mark = 'garbled';
     }
-    removeMark(file);
+    try {
+      fs.rmSync(file, { force: true });
+    } catch {
+      // Not ours to remove (a folder someone made): counted, it would refuse every turn at every sweep.
+      continue;
+    }
+    if (mark !== 'void') times.push(mark);
   }
   if (times.length === 0) return undefined;
   const now = clock();

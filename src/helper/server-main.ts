@@ -3,8 +3,8 @@
 // helper already answers; 1 when it could not start. Its stdout and stderr are
 // ignored; a pipe on its stdin brings the record of the turn whose run started it
 // (hand-off.ts), delivered once a helper answers. It writes nothing to disk but its
-// socket, for a moment the start lock, and, if it forgot chats, a mark as it stops; it
-// removes the marks it takes as it starts (forget-marks.ts).
+// socket, for a moment the start lock, and, once it forgot chats, a note of when
+// (forget-marks.ts); it removes the marks it takes.
 import fs from 'node:fs';
 import { tuneHelperHeap } from './heap.js';
 import { deliverHandOff, HAND_OFF_MARKER_ENV, parseHandOff, removeMarker, type HandOff } from './hand-off.js';

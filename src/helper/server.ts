@@ -14,7 +14,7 @@ import { envValue } from '../env-value.js';
 import { monotonicMs } from '../monotonic.js';
 import { VERSION } from '../version.js';
 import { compactHeap } from './heap.js';
-import { markForgetAll, takeForgetMarks } from './forget-marks.js';
+import { noteForgot, takeForgetMarks } from './forget-marks.js';
 import { ensureRuntimeDir } from './paths.js';
 import { removeStaleSocket, socketAnswers } from './stale-socket.js';
 import { acquireStartLock, releaseStartLock } from './start-lock.js';
@@ -214,18 +214,6 @@ export class HelperServer {
   async #close(reason: ExitReason): Promise<void> {
     clearInterval(this.#sweepTimer);
     clearTimeout(this.#quietTimer);
-    // What it forgot dies with it, yet a turn running now may outlive it and record through the
-    // next helper: a mark makes that one refuse the same turns (forget-marks.ts). Left while the
-    // socket is still ours, or found by the helper that took it. No request is handled between
-    // here and the connections' end.
-    const forgetAt = this.store.lastForgetAt;
-    if (forgetAt !== undefined) {
-      try {
-        markForgetAll(this.paths, forgetAt);
-      } catch {
-        // The runtime dir is gone: so is any helper that could take the mark.
-      }
-    }
     if (this.#ownsSocket()) {
       // libuv unlinks the socket path when the server closes: only do that while the path is ours.
       this.#server.close();
@@ -258,13 +246,23 @@ export class HelperServer {
     }
   }
 
-  /**
-   * Takes the marks in the runtime dir (forget-marks.ts): every chat is forgotten, and the
-   * turns started by the latest mark's time are refused.
-   */
+  /** Takes the marks in the runtime dir (forget-marks.ts): what turns started by the latest one's time did is forgotten. */
   #takeMarks(): void {
-    const forgetBefore = takeForgetMarks(this.paths);
-    if (forgetBefore !== undefined) this.store.forgetAll(forgetBefore);
+    const time = takeForgetMarks(this.paths);
+    if (time === undefined) return;
+    this.store.forgetBefore(time);
+    this.#noteForgot();
+  }
+
+  /** Notes when it last forgot chats, for when it is gone (forget-marks.ts). */
+  #noteForgot(): void {
+    const time = this.store.lastForgetAt;
+    if (time === undefined) return;
+    try {
+      noteForgot(this.paths, time);
+    } catch {
+      // The runtime dir is gone: so is any helper that could take the note.
+    }
   }
 
   #sweep(): void {
@@ -276,7 +274,8 @@ export class HelperServer {
       void this.close('socket-taken');
       return;
     }
-    // A mark a helper we replaced left as it went (a line that finds us does not leave one).
+    // A mark a helper we replaced left as it went (a line that finds us does not leave one). Cheap
+    // when there is none: one read of a small folder a second.
     this.#takeMarks();
     if (this.#connections.size > 0 || this.store.size > 0) {
       this.#idleSince = undefined;
@@ -471,11 +470,13 @@ export class HelperServer {
         const added = Buffer.from(record.added, 'hex');
         return this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
       }
-      case 'evict':
-        if (request.all) return { evicted: this.store.forgetAll(monotonicMs()) };
+      case 'evict': {
         if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix) };
-        if (request.anchor === undefined) return { evicted: this.store.evictChat(request.chatId!, monotonicMs()) };
-        return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };
+        if (request.anchor !== undefined) return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };
+        const evicted = request.all ? this.store.forgetAll(monotonicMs()) : this.store.evictChat(request.chatId!, monotonicMs());
+        this.#noteForgot();
+        return { evicted };
+      }
       case 'list':
         return { branches: this.store.list().map(summarize) };
       case 'stats':

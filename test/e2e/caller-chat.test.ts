@@ -11,7 +11,7 @@ import { describe, test } from 'node:test';
 import { STAND_IN, runCli, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
-import { waitFor } from '../support/processes.js';
+import { helperPids, waitFor } from '../support/processes.js';
 
 const world = worlds();
 
@@ -140,24 +140,28 @@ describe('a chat the caller continues itself is forgotten', () => {
     await recordedNothing(env, c, slow, 'its record was refused, on its base and whole');
   });
 
-  test('nor when the helper that knew stops before that turn records: the helper the turn starts again refuses it too', async () => {
-    const env = world();
-    const { c, chatId } = await cached(env, 'alpha');
-    c.messages.push({ role: 'user', content: 'remember: gamma' });
-    const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
-    let ended = false;
-    void slow.then(() => (ended = true));
-    await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
-    const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId], {
-      input: 'remember: the caller',
-      env: c.env,
+  for (const how of ['stopped', 'killed'] as const) {
+    test(`nor when the helper that knew is ${how} before that turn records: the helper the turn starts again refuses it too`, async () => {
+      const env = world();
+      const { c, chatId } = await cached(env, 'alpha');
+      c.messages.push({ role: 'user', content: 'remember: gamma' });
+      const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
+      let ended = false;
+      void slow.then(() => (ended = true));
+      await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
+      const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId], {
+        input: 'remember: the caller',
+        env: c.env,
+      });
+      assert.equal(own.code, 0, own.stderr);
+      // Stopped, it leaves a mark of what it forgot; killed, it leaves its socket, and the next helper a mark of its own.
+      if (how === 'stopped') assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
+      else for (const pid of helperPids(env.CURSOR_RESUME_RUNTIME_DIR!)) process.kill(pid, 'SIGKILL');
+      assert.equal(ended, false, 'the slow turn still runs: it records through a helper it starts');
+      await recordedNothing(env, c, slow, 'its record was refused by the next helper');
+      assert.match((await slow).stderr, /not recorded: the turn of chat \S+ started before every chat was forgotten/);
     });
-    assert.equal(own.code, 0, own.stderr);
-    assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
-    assert.equal(ended, false, 'the slow turn still runs: it records through a helper it starts');
-    await recordedNothing(env, c, slow, 'its record was refused by the next helper');
-    assert.match((await slow).stderr, /not recorded: the turn of chat \S+ started before every chat was forgotten/);
-  });
+  }
 
   test('nor can it when the caller continued a chat it did not name (--continue, text output): every chat leased then is refused', async () => {
     const env = world();

@@ -1,11 +1,11 @@
 // The marks a caller-continued line leaves when no helper runs, and what the next helper
 // makes of them. Through the built binary, a first turn running then: test/e2e/caller-chat.test.ts.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { markForgetAll, takeForgetMarks } from '../../src/helper/forget-marks.js';
+import { markForgetAll, noteForgot, takeForgetMarks } from '../../src/helper/forget-marks.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { tempDir } from '../support/cli.js';
 
@@ -76,6 +76,38 @@ test('a mark of another boot counts for nothing (its turns ended with it), and g
   markForgetAll(p, 100);
   assert.equal(files(p.dir).length, 1, 'a line removes it too, whatever its time');
   assert.equal(takeForgetMarks(p, at(1_000)), 100);
+});
+
+test('a mark that cannot be removed (a folder) is not counted: it would refuse every turn at every sweep', () => {
+  const p = paths();
+  fs.mkdirSync(path.join(p.dir, 'forget-before.dir'));
+  assert.equal(takeForgetMarks(p, at(1_000)), undefined);
+  assert.deepEqual(files(p.dir), ['forget-before.dir']);
+});
+
+test('a runtime dir that cannot be listed may hold marks: every turn running now is refused', () => {
+  const file = path.join(tempDir('cr-forget-'), 'not-a-dir');
+  fs.writeFileSync(file, '');
+  assert.equal(takeForgetMarks(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: file }), at(1_000)), 1_000);
+});
+
+test("a helper's note counts as a mark once its process is gone, not before", () => {
+  const p = paths();
+  // A process that has exited: its pid is free (and, this soon, not reused).
+  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
+  fs.writeFileSync(path.join(p.dir, `forgot-by.${dead}`), mark(300));
+  fs.writeFileSync(path.join(p.dir, `forgot-by.${process.pid}`), mark(900));
+  fs.writeFileSync(path.join(p.dir, `forgot-by.${process.ppid}`), mark(900));
+  assert.equal(takeForgetMarks(p, at(1_000)), 300);
+  assert.deepEqual(files(p.dir), [`forgot-by.${process.pid}`, `forgot-by.${process.ppid}`].sort(), 'the living keep theirs');
+});
+
+test("noteForgot writes this process's note, rewritten at each forget", () => {
+  const p = paths();
+  noteForgot(p, 100);
+  noteForgot(p, 200);
+  assert.deepEqual(files(p.dir), [`forgot-by.${process.pid}`]);
+  assert.equal(fs.readFileSync(path.join(p.dir, `forgot-by.${process.pid}`), 'latin1'), mark(200));
 });
 
 test('no runtime dir, or one without marks: nothing to take', () => {

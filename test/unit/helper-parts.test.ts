@@ -17,7 +17,6 @@ import { monotonicMs } from '../../src/monotonic.js';
 import { acquireStartLock, releaseStartLock } from '../../src/helper/start-lock.js';
 import { sandboxEnv } from '../support/cli.js';
 import { stopHelpersAt } from '../support/hardening.js';
-import { waitFor } from '../support/processes.js';
 import { ANCHOR, sampleRecord } from '../support/records.js';
 
 /** A private runtime dir and, unless asked not to, a helper serving it in this process. */
@@ -63,60 +62,27 @@ describe('the client, against an in-process helper', () => {
     assert.ok((await client.record(sampleRecord({ chatId: 'chat-late' }))).recorded);
   });
 
-  test('a helper that forgot a chat leaves a mark as it stops: the next refuses the turns started by then; one that forgot nothing (and took no mark) leaves none', async (t) => {
+  test('a helper notes when it last forgot chats as it forgets (a mark once it is gone); one that forgot nothing notes nothing', async (t) => {
     const { env } = await inProcess(t, false);
     const paths = runtimePaths(env);
-    const marks = (): string[] => fs.readdirSync(paths.dir).filter((name) => name.startsWith('forget-before.'));
-    const quiet = await startHelperServer({ paths });
-    assert.ok(quiet.started);
-    await quiet.server.close();
-    assert.deepEqual(marks(), []);
-
-    const first = await startHelperServer({ paths });
-    assert.ok(first.started);
-    const client = await HelperClient.connect(paths.socket);
-    const before = monotonicMs();
-    await client.evict({ chatId: 'chat-continued' });
-    // Started after the chat was forgotten: it cannot have read it, and the mark is dated at the forget, not the stop.
-    const after = monotonicMs();
-    client.close();
-    await first.server.close();
-    assert.equal(marks().length, 1);
-
-    const next = await startHelperServer({ paths });
-    assert.ok(next.started);
-    t.after(() => next.server.close());
-    const again = await HelperClient.connect(paths.socket);
-    t.after(() => again.close());
-    // A turn that read the chat before the caller continued it, outliving the helper that knew.
-    const early = await again.record(sampleRecord({ chatId: 'chat-continued', startedAt: before }));
-    assert.equal(early.recorded ? 'recorded' : early.reason, 'forgotten');
-    assert.ok((await again.record(sampleRecord({ chatId: 'chat-late', startedAt: after }))).recorded);
-  });
-
-  test('a helper whose socket another took leaves its mark all the same, and the one serving takes it within a sweep', async (t) => {
-    const { env } = await inProcess(t, false);
-    const paths = runtimePaths(env);
-    // Sweeps every 100 ms: a helper notices its socket is gone, and takes marks, that often.
-    const settings = { idleMs: 400 };
-    const old = await startHelperServer({ paths, settings });
-    assert.ok(old.started);
-    t.after(() => old.server.close());
-    const toOld = await HelperClient.connect(paths.socket);
-    const before = monotonicMs();
-    await toOld.evict({ chatId: 'chat-continued' });
-    // Taken from it, as a helper that found it slow to answer replaces it.
-    fs.rmSync(paths.socket);
-    const serving = await startHelperServer({ paths, settings });
-    assert.ok(serving.started);
-    t.after(() => serving.server.close());
+    const note = path.join(paths.dir, `forgot-by.${process.pid}`);
+    const noted = (): number => Number(fs.readFileSync(note, 'latin1').split(' ')[0]);
+    const started = await startHelperServer({ paths });
+    assert.ok(started.started);
+    t.after(() => started.server.close());
     const client = await HelperClient.connect(paths.socket);
     t.after(() => client.close());
-    assert.ok((await client.record(sampleRecord({ chatId: 'chat-new' }))).recorded, 'cached until the mark comes');
-    await waitFor('the mark the replaced helper left to be taken', () => serving.server.store.size === 0);
-    const early = await client.record(sampleRecord({ chatId: 'chat-continued', startedAt: before }));
-    assert.equal(early.recorded ? 'recorded' : early.reason, 'forgotten');
-    toOld.close();
+    assert.ok((await client.record(sampleRecord())).recorded);
+    await client.evict({ anchorPrefix: ANCHOR.slice(0, 8) });
+    assert.equal(fs.existsSync(note), false, 'an evicted conversation is no chat continued elsewhere');
+    const before = monotonicMs();
+    await client.evict({ chatId: 'chat-continued' });
+    const first = noted();
+    assert.ok(first >= before && first <= monotonicMs(), 'dated when it forgot');
+    await client.evict({ all: true });
+    assert.ok(noted() > first, 'and again at the next forget');
+    await started.server.close();
+    assert.ok(fs.existsSync(note), 'left for when its process is gone: then a helper takes it as a mark');
   });
 
   test('a helper that never answers: a timeout, and the connection is dropped', async (t) => {

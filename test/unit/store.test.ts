@@ -501,6 +501,27 @@ describe('evictChat: a chat the caller continued itself', () => {
     }
   });
 
+  test("forgetBefore (a mark): drops and refuses the branches turns started by then began here, keeps later ones' however resumed since", () => {
+    const { store } = clocked();
+    const early = recorded(store, rec({ chatId: 'early', startedAt: 10 }));
+    // Resumed by a later turn: begun early all the same, so it may hold a chat continued out of sight.
+    recorded(store, rec({ chatId: 'early', baseVersion: early.version, startedAt: 60 }));
+    const late = recorded(store, rec({ anchor: B, chatId: 'late', startedAt: 60 }));
+    const { startedAt: _, ...undated } = rec({ chatId: 'undated' });
+    recorded(store, undated);
+    assert.equal(store.forgetBefore(50), 2, 'early and the undated one');
+    assert.deepEqual(
+      store.list().map((b) => b.chatId),
+      ['late'],
+    );
+    assert.equal(store.lastForgetAt, 50);
+    assert.equal(store.record(rec({ chatId: 'early', startedAt: 70 })).recorded, false, 'refused later, whatever its turn');
+    assert.equal(store.record(rec({ chatId: 'other', startedAt: 50 })).recorded, false, 'a turn started by then');
+    assert.ok(store.record(rec({ anchor: B, chatId: 'late', baseVersion: late.version, startedAt: 70 })).recorded);
+    assert.equal(store.forgetBefore(5), 0, 'an old mark (one carried from helper to helper) costs nothing');
+    assert.equal(store.list().length, 1);
+  });
+
   test('says when it last forgot a chat (what a store replacing it must refuse), by either way of forgetting', () => {
     const { store } = clocked();
     recorded(store, rec({ chatId: 'one' }));
