@@ -5,16 +5,12 @@
 // has exited). Instead the turn finishes its bookkeeping and exits with cursor-agent's own
 // status, as if the signal had reached cursor-agent run directly, after its exit; a turn
 // that cannot finish within LATE_SIGNAL_GRACE_MS dies of the signal after all. Installed
-// until the process exits: a signal while it closes its connections and flushes its
-// output is as late, and must not turn cursor-agent's status into a death by signal.
+// until the process exits: a signal while it closes its connections, flushes its output
+// or is torn down is as late, and must not turn cursor-agent's status into a death by signal.
 import { RELAYED_SIGNALS, type AgentRun } from '../agent/run-agent.js';
 
-/**
- * How long the bookkeeping may keep a signalled turn (a record takes milliseconds; a helper that
- * stalls, 500 ms a request). 1.5 s was seen to run out on a loaded 2-core machine (the full test
- * suite), and a turn that dies of the signal loses its record: the next one re-sends everything.
- */
-export const LATE_SIGNAL_GRACE_MS = 3000;
+/** How long the bookkeeping may keep a signalled turn (a record takes milliseconds; a helper that stalls, 500 ms a request). */
+export const LATE_SIGNAL_GRACE_MS = 1500;
 
 export class LateSignals {
   /** The first signal that came while no cursor-agent ran, if any. */
@@ -29,6 +25,11 @@ export class LateSignals {
 
   constructor() {
     for (const signal of RELAYED_SIGNALS) process.on(signal, this.#handler);
+    // Once nothing is left to do, Node tears the process down (V8's heap alone takes tens of ms),
+    // and a signal then finds the default action restored: it kills us after all, cursor-agent's
+    // status lost (the OpenCode plugin's SIGTERM, read late on a busy machine, lands there). Ending
+    // by process.exit() at that point keeps the handlers to the very end.
+    process.once('beforeExit', (code) => process.exit(code));
   }
 
   /** Waits for a cursor-agent run; a signal in the moment between its exit and the run's end, which nobody relayed, counts as late. */

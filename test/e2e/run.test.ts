@@ -527,6 +527,25 @@ describe('passthrough', () => {
 });
 
 describe('a signal after cursor-agent ended', () => {
+  test("SIGTERM again and again until the process is gone, its teardown included: the exit is still cursor-agent's", async () => {
+    const env = world();
+    for (let i = 0; i < 5; i++) {
+      const c = new Conversation(env);
+      c.messages.push({ role: 'user', content: 'remember: alpha' });
+      // It exits 0 when signalled: whatever reaches it, the turn's exit is 0, never a death by signal.
+      const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'signal-exit=0' });
+      groups.push(run.pid!);
+      let spam: NodeJS.Timeout | undefined;
+      run.stdout!.once('data', () => {
+        spam = setInterval(() => run.kill('SIGTERM'), 1);
+      });
+      run.stdin!.end(c.body());
+      const end = await run.closed;
+      clearInterval(spam);
+      assert.deepEqual([end.code, end.signal], [0, null], `run ${i}: ${end.stderr}`);
+    }
+  });
+
   test("SIGTERM while the turn is being recorded: the record and the trace still land, the exit is cursor-agent's", async () => {
     const real = world();
     const started = await runCli(['helper', 'start'], { env: real });
