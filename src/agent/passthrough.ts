@@ -36,15 +36,40 @@ export function notFoundMessage(
 
 const RELAYED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
+/** How long what follows cursor-agent's exit may keep a process a late signal asked to stop (a helper that stalls, 500 ms a request). */
+export const LATE_SIGNAL_GRACE_MS = 1500;
+
+/**
+ * Ends the process by process.exit() once nothing is left to do. Left to itself, Node tears
+ * the process down first (V8's heap alone takes tens of ms) with the default action back for
+ * the signals it watched, so a caller's signal then kills it after all, cursor-agent's status
+ * lost: ending this way keeps the handlers to the very end.
+ */
+export function exitWhenDone(): void {
+  process.once('beforeExit', (code) => process.exit(code));
+}
+
 export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(agent, argv, { stdio: 'inherit', env });
     const relay = (signal: NodeJS.Signals): void => {
       child.kill(signal);
     };
+    // Once cursor-agent has ended a signal is late, as one that reached cursor-agent after its exit:
+    // the exit stays its own, unless what follows (forgetting a chat the line continued) outlasts the grace.
+    let lateSignal: NodeJS.Signals | null = null;
+    const late = (signal: NodeJS.Signals): void => {
+      if (lateSignal !== null) return;
+      lateSignal = signal;
+      setTimeout(() => {
+        for (const s of RELAYED) process.off(s, late);
+        process.kill(process.pid, signal);
+      }, LATE_SIGNAL_GRACE_MS).unref();
+    };
     for (const s of RELAYED) process.on(s, relay);
     const done = (code: number): void => {
-      for (const s of RELAYED) process.off(s, relay);
+      for (const s of RELAYED) process.off(s, relay).on(s, late);
+      exitWhenDone();
       resolve(code);
     };
     child.once('error', (error: NodeJS.ErrnoException) => {

@@ -7,10 +7,8 @@
 // that cannot finish within LATE_SIGNAL_GRACE_MS dies of the signal after all. Installed
 // until the process exits: a signal while it closes its connections, flushes its output
 // or is torn down is as late, and must not turn cursor-agent's status into a death by signal.
+import { exitWhenDone, LATE_SIGNAL_GRACE_MS } from '../agent/passthrough.js';
 import { RELAYED_SIGNALS, type AgentRun } from '../agent/run-agent.js';
-
-/** How long the bookkeeping may keep a signalled turn (a record takes milliseconds; a helper that stalls, 500 ms a request). */
-export const LATE_SIGNAL_GRACE_MS = 1500;
 
 export class LateSignals {
   /** The first signal that came while no cursor-agent ran, if any. */
@@ -25,11 +23,8 @@ export class LateSignals {
 
   constructor() {
     for (const signal of RELAYED_SIGNALS) process.on(signal, this.#handler);
-    // Once nothing is left to do, Node tears the process down (V8's heap alone takes tens of ms),
-    // and a signal then finds the default action restored: it kills us after all, cursor-agent's
-    // status lost (the OpenCode plugin's SIGTERM, read late on a busy machine, lands there). Ending
-    // by process.exit() at that point keeps the handlers to the very end.
-    process.once('beforeExit', (code) => process.exit(code));
+    // The OpenCode plugin's SIGTERM, read late on a busy machine, may land as the process ends.
+    exitWhenDone();
   }
 
   /** Waits for a cursor-agent run; a signal in the moment between its exit and the run's end, which nobody relayed, counts as late. */

@@ -546,6 +546,35 @@ describe('a signal after cursor-agent ended', () => {
     }
   });
 
+  test("so are a line handed to cursor-agent whole and one that continues a chat itself: the exit is cursor-agent's", async () => {
+    const env = world();
+    const c = new Conversation(env);
+    assert.equal((await c.turn('remember: alpha')).code, 0);
+    const chatId = c.lastInvocation().chatId!;
+    const lines: Array<[string, string[], string]> = [
+      ['a prompt word (handed over)', [...STREAM_ARGS, '--workspace', c.workspace, 'remember: beta'], ''],
+      [
+        '--resume ID with a transcript (the run path, its chat forgotten)',
+        [...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId],
+        'remember: gamma',
+      ],
+    ];
+    for (const [what, args, input] of lines) {
+      for (let i = 0; i < 3; i++) {
+        const run = spawnCli(args, { ...c.env, CURSOR_STAND_IN_MODE: 'signal-exit=0' });
+        groups.push(run.pid!);
+        let spam: NodeJS.Timeout | undefined;
+        run.stdout!.once('data', () => {
+          spam = setInterval(() => run.kill('SIGTERM'), 1);
+        });
+        run.stdin!.end(input);
+        const end = await run.closed;
+        clearInterval(spam);
+        assert.deepEqual([end.code, end.signal], [0, null], `${what}, run ${i}: ${end.stderr}`);
+      }
+    }
+  });
+
   test("SIGTERM while the turn is being recorded: the record and the trace still land, the exit is cursor-agent's", async () => {
     const real = world();
     const started = await runCli(['helper', 'start'], { env: real });
