@@ -43,7 +43,8 @@ export const LATE_SIGNAL_GRACE_MS = 1500;
  * Ends the process by process.exit() once nothing is left to do. Left to itself, Node tears
  * the process down first (V8's heap alone takes tens of ms) with the default action back for
  * the signals it watched, so a caller's signal then kills it after all, cursor-agent's status
- * lost: ending this way keeps the handlers to the very end.
+ * lost: ending this way keeps the handlers to the very end. A 'beforeExit' listener added
+ * after it never runs (node:test reports there: keep this out of an in-process test).
  */
 export function exitWhenDone(): void {
   process.once('beforeExit', (code) => process.exit(code));

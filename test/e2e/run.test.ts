@@ -554,6 +554,11 @@ describe('a signal after cursor-agent ended', () => {
     const lines: Array<[string, string[], string]> = [
       ['a prompt word (handed over)', [...STREAM_ARGS, '--workspace', c.workspace, 'remember: beta'], ''],
       [
+        '--resume ID and a prompt word (handed over, its chat forgotten before and after)',
+        [...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId, 'remember: delta'],
+        '',
+      ],
+      [
         '--resume ID with a transcript (the run path, its chat forgotten)',
         [...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId],
         'remember: gamma',
