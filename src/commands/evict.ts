@@ -58,8 +58,12 @@ Examples:
         if ('error' in probe) {
           throw new CliError(`cannot reach the helper: ${probe.error}`);
         }
-        if (options.json) printJson({ running: false, evicted: 0 });
-        else process.stdout.write('no helper running: nothing is cached, nothing to evict\n');
+        const marked = mark !== null;
+        if (options.json) printJson({ running: false, evicted: 0, ...(marked ? { marked } : {}) });
+        else
+          process.stdout.write(
+            `no helper running: nothing is cached, nothing to evict${marked ? '; no turn running now will record its chat' : ''}\n`,
+          );
         return;
       }
       try {
@@ -67,7 +71,7 @@ Examples:
         let anchors: string[] = [];
         if (prefix === null) {
           evicted = await probe.client.evict({ all: true });
-          // Told directly (the mark would make it forget everything again when it finds it); one of another version forgets as it goes.
+          // Told directly: the mark is not needed (one of another version does not take marks: left for the next helper).
           if (mark !== null && isSameVersion(probe.hello)) removeMark(mark);
         } else {
           anchors = [...new Set((await probe.client.list()).map((b) => b.anchor).filter((a) => a.startsWith(prefix)))].sort();

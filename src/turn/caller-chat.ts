@@ -52,7 +52,7 @@ export async function forgetCallerChat(
       );
     }
     // A helper that began to listen meanwhile took the marks before ours: it is asked instead, and then
-    // the mark goes (it would make that helper forget everything when it finds it).
+    // the mark goes (at its next sweep it would drop all that turns started by then began there).
     connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
     if (!connected.ok && (connected.code === 'not-running' || connected.code === 'version-mismatch')) return null;
   }

@@ -386,7 +386,9 @@ describe('evict', { concurrency: true }, () => {
     let ended = false;
     void slow.then(() => (ended = true));
     await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 1);
-    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: false, evicted: 0 });
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: false, evicted: 0, marked: true });
+    const said = await cli(['evict', '--all'], env);
+    assert.equal(said.stdout, 'no helper running: nothing is cached, nothing to evict; no turn running now will record its chat\n');
     assert.equal(ended, false, 'the first turn still runs: its helper is not yet started');
     const late = await slow;
     assert.equal(late.code, 0, late.stderr);
