@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { monotonicMs } from '../monotonic.js';
+import { alive } from './alive.js';
 import type { RuntimePaths } from './paths.js';
 
 const MARK_PREFIX = 'forget-before.';
@@ -60,14 +61,13 @@ function marks(paths: RuntimePaths): string[] {
     .map((name) => path.join(paths.dir, name));
 }
 
-/** Whether process `pid` is gone (not this one; one we may not signal is someone's, alive). */
+/** Whether the helper of pid `pid` is gone (exited, a zombie included; never this process). */
 function gone(pid: number): boolean {
   if (pid === process.pid) return false;
   try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    return !alive(pid);
+  } catch {
+    return false; // cannot tell: its note waits
   }
 }
 

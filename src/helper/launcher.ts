@@ -9,6 +9,7 @@ import { sleep } from '../sleep.js';
 import { HelperClient, HelperError, isSameVersion } from './client.js';
 import type { ClientOptions, TurnRecord } from './client.js';
 import { createMarker, HAND_OFF_MARKER_ENV, handOffPending, newMarkerName, removeMarker, type HandOff } from './hand-off.js';
+import { alive } from './alive.js';
 import { HeldStart } from './held-start.js';
 import { limitsBelow } from './limits-below.js';
 import { checkRuntimeDir, ensureRuntimeDir, runtimePaths, socketRefusal } from './paths.js';
@@ -376,34 +377,11 @@ export async function stopHelper(options: { env?: NodeJS.ProcessEnv } & ClientOp
 /** Whether process `pid` is gone within STOP_TIMEOUT_MS. */
 async function exited(pid: number): Promise<boolean> {
   const deadline = monotonicMs() + STOP_TIMEOUT_MS;
-  for (let delay = 2; running(pid); delay = Math.min(delay * 2, 50)) {
+  for (let delay = 2; alive(pid); delay = Math.min(delay * 2, 50)) {
     if (monotonicMs() >= deadline) return false;
     await sleep(delay);
   }
   return true;
-}
-
-/**
- * A helper runs detached, so its parent may be an init that never reaps it (a container's):
- * on Linux a zombie, which signal 0 still finds, has exited. One of another user's is not ours.
- */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ESRCH' || code === 'EPERM') return false;
-    throw error;
-  }
-  let stat: string;
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return true; // no /proc (macOS, whose launchd reaps), or it went meanwhile: signal 0 says next time
-  }
-  // "pid (comm) state ...": comm may hold spaces and parentheses.
-  const state = stat.charAt(stat.lastIndexOf(')') + 2);
-  return state !== 'Z' && state !== 'X';
 }
 
 /**

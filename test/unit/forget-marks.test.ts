@@ -1,13 +1,14 @@
 // The marks a caller-continued line leaves when no helper runs, and what the next helper
 // makes of them. Through the built binary, a first turn running then: test/e2e/caller-chat.test.ts.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { markForgetAll, noteForgot, takeForgetMarks } from '../../src/helper/forget-marks.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { tempDir } from '../support/cli.js';
+import { waitFor } from '../support/processes.js';
 
 const paths = () => runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: tempDir('cr-forget-') });
 const files = (dir: string): string[] => fs.readdirSync(dir).sort();
@@ -100,6 +101,20 @@ test("a helper's note counts as a mark once its process is gone, not before", ()
   fs.writeFileSync(path.join(p.dir, `forgot-by.${process.ppid}`), mark(900));
   assert.equal(takeForgetMarks(p, at(1_000)), 300);
   assert.deepEqual(files(p.dir), [`forgot-by.${process.pid}`, `forgot-by.${process.ppid}`].sort(), 'the living keep theirs');
+});
+
+test('a helper that has exited but is not reaped yet (a zombie: its parent, an init, has not waited for it) is gone', async () => {
+  const p = paths();
+  // The shell forks a child that exits at once, then becomes a sleep that never waits for it.
+  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 3'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))));
+  try {
+    await waitFor('the child to exit', () => fs.readFileSync(`/proc/${zombie}/stat`, 'latin1').includes(') Z '));
+    fs.writeFileSync(path.join(p.dir, `forgot-by.${zombie}`), mark(300));
+    assert.equal(takeForgetMarks(p, at(1_000)), 300);
+  } finally {
+    parent.kill();
+  }
 });
 
 test("noteForgot writes this process's note, rewritten at each forget", () => {
