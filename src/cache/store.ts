@@ -41,8 +41,8 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
   /** Default 'ok': a recorded turn's chat state is known. */
   state?: Branch['state'];
   /**
-   * When the turn started, on the clock forgetAll() is given: a turn that started before
-   * the last forgetAll() is refused (without it, any turn is once forgetAll() has run).
+   * When the turn started, on the clock forgetAll() and forgetBefore() are given: a turn that
+   * started by the latest of their times is refused (without it, any turn is once either has run).
    */
   startedAt?: number;
 }
@@ -50,7 +50,7 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
 export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long' | 'forgotten';
 
-/** How many chats forgotten by evictChat() and forgetAll() are remembered as such (oldest dropped first): a few KiB each thousand. */
+/** How many chats forgotten by evictChat(), forgetAll() and forgetBefore() are remembered as such (oldest dropped first): a few KiB each thousand. */
 export const MAX_FORGOTTEN_CHATS = 1024;
 
 export type LeaseResult = { granted: true; branch: Branch } | { granted: false; reason: LeaseRefusal; message: string };
@@ -82,13 +82,14 @@ export class BranchStore {
   /** anchor → chat IDs of its branches (including expired ones not yet dropped). */
   readonly #index = new Map<string, Set<string>>();
   /**
-   * Chats forgotten because a caller continued them itself (evictChat, forgetAll): never recorded
-   * again, so that a turn that read one before it was forgotten cannot bring it back.
+   * Chats forgotten because a caller continued them itself (evictChat, forgetAll), or a mark said
+   * one may have been (forgetBefore): never recorded again, so that a turn that read one before it
+   * was forgotten cannot bring it back.
    */
   readonly #forgotten = new Set<string>();
-  /** When forgetAll() last ran: a turn started before then may have used a chat it never named. */
+  /** The latest time of forgetAll() or forgetBefore(): a turn started by then may have used a chat forgotten since. */
   #allForgottenAt: number | undefined;
-  /** When a chat was last forgotten (evictChat, forgetAll): only a turn started by then can have read one. */
+  /** When a chat was last forgotten (evictChat, forgetAll, forgetBefore): only a turn started by then can have read one. */
   #lastForgetAt: number | undefined;
   /** branch key → the holder of its lease. */
   readonly #leases = new Map<string, string>();
@@ -275,7 +276,7 @@ export class BranchStore {
       return {
         recorded: false,
         reason: 'forgotten',
-        message: `the turn of chat ${input.chatId} started before every chat was forgotten (a caller continued one it did not name, or evict --all): its history is not known`,
+        message: `the turn of chat ${input.chatId} started before every chat was forgotten (a caller continued one it did not name, evict --all, or a helper that had forgotten chats went): its history is not known`,
       };
     }
     const existing = this.#cache.get(key, { updateAgeOnGet: false });

@@ -274,8 +274,8 @@ export class HelperServer {
       void this.close('socket-taken');
       return;
     }
-    // A mark a helper we replaced left as it went (a line that finds us does not leave one). Cheap
-    // when there is none: one read of a small folder a second.
+    // Notes of helpers gone since (replaced, stopped, killed), and a mark a line left as we began to
+    // listen. Cheap when there is none: one read of a small folder a second.
     this.#takeMarks();
     if (this.#connections.size > 0 || this.store.size > 0) {
       this.#idleSince = undefined;

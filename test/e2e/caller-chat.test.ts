@@ -154,7 +154,7 @@ describe('a chat the caller continues itself is forgotten', () => {
         env: c.env,
       });
       assert.equal(own.code, 0, own.stderr);
-      // Stopped, it leaves a mark of what it forgot; killed, it leaves its socket, and the next helper a mark of its own.
+      // Either way its forgot-by note, written as the caller's line made it forget, counts once its process is gone.
       if (how === 'stopped') assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
       else for (const pid of helperPids(env.CURSOR_RESUME_RUNTIME_DIR!)) process.kill(pid, 'SIGKILL');
       assert.equal(ended, false, 'the slow turn still runs: it records through a helper it starts');

@@ -1,5 +1,5 @@
-// The marks a caller-continued line leaves when no helper runs, and what the next helper
-// makes of them. Through the built binary, a first turn running then: test/e2e/caller-chat.test.ts.
+// The marks a caller-continued line leaves when no helper runs, the notes a helper leaves of
+// when it last forgot, and what a helper makes of them. Through the built binary, a first turn running then: test/e2e/caller-chat.test.ts.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,7 +60,7 @@ test('a mark that is no plain file is not read (a FIFO would hold the start) and
 
   const link = paths();
   const target = path.join(tempDir('cr-outside-'), 'early');
-  fs.writeFileSync(target, '5\n');
+  fs.writeFileSync(target, mark(5));
   fs.symlinkSync(target, path.join(link.dir, 'forget-before.link'));
   assert.equal(takeForgetMarks(link, at(1_000)), 1_000, 'not the time it leads to');
   assert.deepEqual(files(link.dir), []);
