@@ -20,19 +20,24 @@ const NOTE = /^forgot-by\.(\d+)$/;
 /** A mark is one short line; anything longer is not one of ours. */
 const MARK_MAX_BYTES = 96;
 
+let boot: string | undefined;
+
 /**
  * The machine's boot, which the monotonic clock counts from: a mark of another boot
  * concerns turns that ended with it. '' where the system does not say (the clock's
- * bound then stands in, see takeForgetMarks).
+ * bound then stands in, see takeForgetMarks). Read when first needed: most runs never are.
  */
-const BOOT_ID = ((): string => {
-  try {
-    const id = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
-    return /^[0-9a-f-]{1,64}$/.test(id) ? id : '';
-  } catch {
-    return '';
+function bootId(): string {
+  if (boot === undefined) {
+    try {
+      const id = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'latin1').trim();
+      boot = /^[0-9a-f-]{1,64}$/.test(id) ? id : '';
+    } catch {
+      boot = '';
+    }
   }
-})();
+  return boot;
+}
 
 /**
  * A mark's time; 'garbled' for one not written whole (its line has no end yet: an empty
@@ -48,7 +53,7 @@ function readMark(file: string): number | 'garbled' | 'void' {
     const text = buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, MARK_MAX_BYTES, 0));
     const line = /^(\d+(?:\.\d+)?) ([0-9a-f-]*)\n$/.exec(text);
     if (!line) return 'garbled';
-    return line[2] === BOOT_ID ? Number(line[1]) : 'void';
+    return line[2] === bootId() ? Number(line[1]) : 'void';
   } finally {
     fs.closeSync(fd);
   }
@@ -89,7 +94,7 @@ function marksAndNotes(paths: RuntimePaths): string[] {
  * the time it is taken. Throws what stopped it.
  */
 export function noteForgot(paths: RuntimePaths, time: number): void {
-  fs.writeFileSync(path.join(paths.dir, `forgot-by.${process.pid}`), `${time} ${BOOT_ID}\n`, { mode: 0o600 });
+  fs.writeFileSync(path.join(paths.dir, `forgot-by.${process.pid}`), `${time} ${bootId()}\n`, { mode: 0o600 });
 }
 
 /**
@@ -99,7 +104,7 @@ export function noteForgot(paths: RuntimePaths, time: number): void {
  */
 export function markForgetAll(paths: RuntimePaths, now: number): string {
   const own = path.join(paths.dir, `${MARK_PREFIX}${randomUUID()}`);
-  fs.writeFileSync(own, `${now} ${BOOT_ID}\n`, { flag: 'wx', mode: 0o600 });
+  fs.writeFileSync(own, `${now} ${bootId()}\n`, { flag: 'wx', mode: 0o600 });
   for (const file of marks(paths)) {
     if (file === own) continue;
     try {
