@@ -416,12 +416,8 @@ export class BranchStore {
    * `now` is on the clock records' `startedAt` are. Returns how many branches there were.
    */
   forgetAll(now: number): number {
-    this.#allForgottenAt = Math.max(now, this.#allForgottenAt ?? now);
-    this.#lastForgetAt = Math.max(now, this.#lastForgetAt ?? now);
-    const cached = [...this.#cache.keys()];
-    for (const key of [...cached, ...this.#leases.keys()]) this.#refuseLater(key.slice(key.indexOf('/') + 1));
-    let count = 0;
-    for (const key of cached) if (this.#cache.delete(key)) count++;
+    const count = this.#forgetBranches(now, () => true);
+    // Expired branches too, which no lookup reaches but the count of entries still holds.
     this.#cache.clear();
     return count;
   }
@@ -441,12 +437,20 @@ export class BranchStore {
    * but no longer cached; branches begun by later turns stay. Returns how many branches went.
    */
   forgetBefore(time: number): number {
+    return this.#forgetBranches(time, (value) => value.begunBy <= time);
+  }
+
+  /**
+   * Refuses records of turns started by `time`, and the chats leased but no longer cached; drops,
+   * refusing them later, the branches `drops` picks. Returns how many went.
+   */
+  #forgetBranches(time: number, drops: (value: Stored) => boolean): number {
     this.#allForgottenAt = Math.max(time, this.#allForgottenAt ?? time);
     this.#lastForgetAt = Math.max(time, this.#lastForgetAt ?? time);
     for (const key of this.#leases.keys()) if (!this.#cache.has(key)) this.#refuseLater(key.slice(key.indexOf('/') + 1));
     let count = 0;
     for (const [key, value] of [...this.#cache.entries()]) {
-      if (value.begunBy > time) continue;
+      if (!drops(value)) continue;
       this.#refuseLater(value.chatId);
       if (this.#cache.delete(key)) count++;
     }
