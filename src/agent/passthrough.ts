@@ -34,10 +34,11 @@ export function notFoundMessage(
   };
 }
 
-const RELAYED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** The signals a caller ends a run with: relayed to cursor-agent while it runs (and, once it has ended, see turn/late-signals.ts). */
+export const RELAYED_SIGNALS: ReadonlyArray<NodeJS.Signals> = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 /** How long what follows cursor-agent's exit may keep a process a late signal asked to stop (a helper that stalls, 500 ms a request). */
-export const LATE_SIGNAL_GRACE_MS = 1500;
+const LATE_SIGNAL_GRACE_MS = 1500;
 
 /**
  * Ends the process by process.exit() once nothing is left to do. Left to itself, Node tears
@@ -48,6 +49,17 @@ export const LATE_SIGNAL_GRACE_MS = 1500;
  */
 export function exitWhenDone(): void {
   process.once('beforeExit', (code) => process.exit(code));
+}
+
+/**
+ * A late signal's end: if the process is still there LATE_SIGNAL_GRACE_MS from now, `handler`
+ * comes off and it dies of `signal`. Unref'd: a process that ends by itself meanwhile is not kept for it.
+ */
+export function dieOfLater(signal: NodeJS.Signals, handler: (signal: NodeJS.Signals) => void): void {
+  setTimeout(() => {
+    for (const s of RELAYED_SIGNALS) process.off(s, handler);
+    process.kill(process.pid, signal);
+  }, LATE_SIGNAL_GRACE_MS).unref();
 }
 
 export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -62,14 +74,11 @@ export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEn
     const late = (signal: NodeJS.Signals): void => {
       if (lateSignal !== null) return;
       lateSignal = signal;
-      setTimeout(() => {
-        for (const s of RELAYED) process.off(s, late);
-        process.kill(process.pid, signal);
-      }, LATE_SIGNAL_GRACE_MS).unref();
+      dieOfLater(signal, late);
     };
-    for (const s of RELAYED) process.on(s, relay);
+    for (const s of RELAYED_SIGNALS) process.on(s, relay);
     const done = (code: number): void => {
-      for (const s of RELAYED) process.off(s, relay).on(s, late);
+      for (const s of RELAYED_SIGNALS) process.off(s, relay).on(s, late);
       exitWhenDone();
       resolve(code);
     };

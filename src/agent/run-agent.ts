@@ -3,6 +3,7 @@
 // it, its stderr passed on, signals relayed. Spawned with node:child_process
 // directly: this is the hot path, and every module loaded costs start-up time.
 import { spawn } from 'node:child_process';
+import { RELAYED_SIGNALS } from './passthrough.js';
 import { MAX_TAP_LINE, StreamTap } from './stream-tap.js';
 
 /** How much of cursor-agent's stderr is kept to classify a failure (the tail). */
@@ -78,9 +79,6 @@ export interface AgentRun {
    */
   flushHeld: () => void;
 }
-
-/** The signals a caller ends a run with: relayed to cursor-agent while it runs (and, once it has ended, see turn/late-signals.ts). */
-export const RELAYED_SIGNALS: ReadonlyArray<NodeJS.Signals> = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
   return new Promise((resolve) => {

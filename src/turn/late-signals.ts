@@ -4,11 +4,11 @@
 // as it sees a tool call, which a held burst of output may show only after cursor-agent
 // has exited). Instead the turn finishes its bookkeeping and exits with cursor-agent's own
 // status, as if the signal had reached cursor-agent run directly, after its exit; a turn
-// that cannot finish within LATE_SIGNAL_GRACE_MS dies of the signal after all. Installed
+// that cannot finish within LATE_SIGNAL_GRACE_MS (passthrough.ts) dies of the signal after all. Installed
 // until the process exits: a signal while it closes its connections, flushes its output
 // or is torn down is as late, and must not turn cursor-agent's status into a death by signal.
-import { exitWhenDone, LATE_SIGNAL_GRACE_MS } from '../agent/passthrough.js';
-import { RELAYED_SIGNALS, type AgentRun } from '../agent/run-agent.js';
+import { dieOfLater, exitWhenDone, RELAYED_SIGNALS } from '../agent/passthrough.js';
+import type { AgentRun } from '../agent/run-agent.js';
 
 export class LateSignals {
   /** The first signal that came while no cursor-agent ran, if any. */
@@ -39,10 +39,6 @@ export class LateSignals {
   #late(signal: NodeJS.Signals): void {
     if (this.signal !== null) return;
     this.signal = signal;
-    // Unref'd: a process that ends by itself meanwhile is not kept for it.
-    setTimeout(() => {
-      for (const s of RELAYED_SIGNALS) process.off(s, this.#handler);
-      process.kill(process.pid, signal);
-    }, LATE_SIGNAL_GRACE_MS).unref();
+    dieOfLater(signal, this.#handler);
   }
 }
