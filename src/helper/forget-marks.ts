@@ -59,13 +59,6 @@ function readMark(file: string): number | 'garbled' | 'void' {
   }
 }
 
-function marks(paths: RuntimePaths): string[] {
-  return fs
-    .readdirSync(paths.dir)
-    .filter((name) => name.startsWith(MARK_PREFIX))
-    .map((name) => path.join(paths.dir, name));
-}
-
 /** Whether the helper of pid `pid` is gone (exited, a zombie included; never this process). */
 function gone(pid: number): boolean {
   if (pid === process.pid) return false;
@@ -76,15 +69,19 @@ function gone(pid: number): boolean {
   }
 }
 
-/** The marks, and the notes of helpers that are gone. */
-function marksAndNotes(paths: RuntimePaths): string[] {
+const isMark = (name: string): boolean => name.startsWith(MARK_PREFIX);
+
+/** A mark, or the note of a helper that is gone. */
+function isMarkOrGoneNote(name: string): boolean {
+  const note = NOTE.exec(name);
+  return isMark(name) || (note !== null && gone(Number(note[1])));
+}
+
+/** The runtime dir's files whose names `keep` picks, as paths. */
+function listed(paths: RuntimePaths, keep: (name: string) => boolean): string[] {
   return fs
     .readdirSync(paths.dir)
-    .filter((name) => {
-      if (name.startsWith(MARK_PREFIX)) return true;
-      const note = NOTE.exec(name);
-      return note !== null && gone(Number(note[1]));
-    })
+    .filter(keep)
     .map((name) => path.join(paths.dir, name));
 }
 
@@ -105,7 +102,7 @@ export function noteForgot(paths: RuntimePaths, time: number): void {
 export function markForgetAll(paths: RuntimePaths, now: number): string {
   const own = path.join(paths.dir, `${MARK_PREFIX}${randomUUID()}`);
   fs.writeFileSync(own, `${now} ${bootId()}\n`, { flag: 'wx', mode: 0o600 });
-  for (const file of marks(paths)) {
+  for (const file of listed(paths, isMark)) {
     if (file === own) continue;
     try {
       const mark = readMark(file);
@@ -146,7 +143,7 @@ export function removeMark(file: string): void {
 export function takeForgetMarks(paths: RuntimePaths, clock: () => number = monotonicMs): number | undefined {
   let files: string[];
   try {
-    files = marksAndNotes(paths);
+    files = listed(paths, isMarkOrGoneNote);
   } catch (error) {
     // No folder, no marks; one that cannot be read (EMFILE...) may hold some: every turn running now is refused.
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : clock();
