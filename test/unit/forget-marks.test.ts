@@ -105,8 +105,9 @@ test("a helper's note counts as a mark once its process is gone, not before", ()
 
 test('a helper that has exited but is not reaped yet (a zombie: its parent, an init, has not waited for it) is gone', async () => {
   const p = paths();
-  // The shell forks a child that exits at once, then becomes a sleep that never waits for it.
-  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 3'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // The shell forks a child, then becomes a sleep that never waits for it. The child outlives the
+  // shell's own few steps: one that exited at once was at times reaped by the shell before its exec.
+  const parent = spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 3'], { stdio: ['ignore', 'pipe', 'ignore'] });
   const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))));
   try {
     await waitFor('the child to exit', () => fs.readFileSync(`/proc/${zombie}/stat`, 'latin1').includes(') Z '));
