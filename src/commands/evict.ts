@@ -80,7 +80,6 @@ Examples:
             throw new UsageError(
               `${prefix} is ambiguous: it begins ${anchors.length} anchors (${names}); give more characters, or use --all`,
             );
-            return;
           }
           evicted = anchors.length === 0 ? 0 : await probe.client.evict({ anchorPrefix: anchors[0]! });
         }
