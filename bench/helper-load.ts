@@ -38,10 +38,11 @@ const anchorOf = (i: number): string => i.toString(16).padStart(32, 'a');
 const digestsOf = (messages: number): string[] =>
   Array.from({ length: messages }, () => randomBytes(MESSAGE_DIGEST_HEX / 2).toString('hex'));
 
-/** What a run knows of its conversation when a turn starts: how many messages, and the SHA-256 state over their digests. */
+/** What a run knows of its conversation when a turn starts: how many messages, the SHA-256 state over their digests, and the last digest (its copy of the reply, the same here). */
 interface Conversation {
   count: number;
   hash: Hash;
+  last: string;
 }
 
 /** Times one request of a turn. */
@@ -150,7 +151,11 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
         base: null,
       });
       if (!reply.recorded) throw new Error(`fill: ${reply.message}`);
-      conversations.set(i, { count: messages, hash: createHash('sha256').update(Buffer.from(digests.join(''), 'hex')) });
+      conversations.set(i, {
+        count: messages,
+        hash: createHash('sha256').update(Buffer.from(digests.join(''), 'hex')),
+        last: digests.at(-1)!,
+      });
     }
   }
 
@@ -172,11 +177,12 @@ export async function helperLoadBench(snapshot: Snapshot, options: { quick: bool
     }
     await between?.(branch);
     const added = randomBytes(MESSAGE_DIGEST_HEX); // two digests: the user's message and the reply
-    const base = { version: branch.version, count: branch.knownCount, prefix };
+    const base = { version: branch.version, count: branch.knownCount, prefix, last: conversation.last };
     const reply = await timed('record', () => client.record({ ...fields, anchor, chatId, base, added: added.toString('hex') }));
     if (!reply.recorded) return false;
     conversation.count += 2;
     conversation.hash.update(added);
+    conversation.last = added.subarray(-MESSAGE_DIGEST_HEX / 2).toString('hex');
     return true;
   }
 

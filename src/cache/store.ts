@@ -4,7 +4,7 @@
 // timers of its own, so the helper daemon and the in-process `simulate` command
 // share exactly the same behaviour.
 import { LRUCache } from 'lru-cache';
-import { DIGEST_BYTES, KnownSequence, MAX_KNOWN_MESSAGES } from './known.js';
+import { DIGEST_BYTES, KnownSequence, MAX_KNOWN_MESSAGES, type TranscriptDigests } from './known.js';
 import { clampLimits, lowered, type Limits } from './limits.js';
 import type { Branch, BranchRecord, Outcome } from './types.js';
 
@@ -23,6 +23,11 @@ export interface RecordBase {
   /** Its knownCount and prefix hash. */
   count: number;
   prefix: string;
+  /**
+   * The digest of its last message, cursor's reply, as the turn's transcript carries it: the
+   * branch knows the reply by this from now on, as it knows every message the chat was sent.
+   */
+  last: string;
 }
 
 /** A record of a turn that just ran. `savedBytes` is added to the branch's `bytesSaved`. */
@@ -296,7 +301,7 @@ export class BranchStore {
           message: `branch ${input.chatId} is at version ${existing.version}, not ${base.version}: another turn recorded first`,
         };
       }
-      if (existing.known.count !== base.count || existing.known.prefix !== base.prefix) {
+      if (existing.known.count !== base.count || existing.known.prefix !== base.prefix || base.count === 0) {
         return {
           recorded: false,
           reason: 'conflict',
@@ -308,7 +313,7 @@ export class BranchStore {
     if (from.count + input.added.length / DIGEST_BYTES > MAX_KNOWN_MESSAGES) {
       return { recorded: false, reason: 'too-long', message: `a branch knows at most ${MAX_KNOWN_MESSAGES} messages` };
     }
-    const known = from.append(input.added);
+    const known = base !== null ? from.revised(Buffer.from(base.last, 'hex'), input.added) : from.append(input.added);
     const now = this.#wallClock();
     const kept = base !== null ? existing : undefined;
     const value: Stored = {
@@ -375,9 +380,9 @@ export class BranchStore {
     return { found: true, prefixes: value.known.prefixesAt(counts) };
   }
 
-  /** How many of `packed`'s digests begin the branch's sequence (0 when it is not cached). For the in-process simulation. */
-  sharedWith(anchor: string, chatId: string, packed: Uint8Array): number {
-    return this.#cache.peek(keyOf(anchor, chatId), { allowStale: true })?.known.sharedWith(packed) ?? 0;
+  /** How many of a transcript's messages begin the branch's sequence (0 when it is not cached), as a lookup finds them. For the in-process simulation. */
+  matchedBy(anchor: string, chatId: string, transcript: TranscriptDigests, packed: Uint8Array): number {
+    return this.#cache.peek(keyOf(anchor, chatId), { allowStale: true })?.known.matchedBy(transcript, packed) ?? 0;
   }
 
   /** Drops every branch of every anchor starting with `anchorPrefix` (non-empty). Returns how many. */

@@ -15,12 +15,13 @@
 // a failure (the chat never got the message) or has lost the reply.
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../errors.js';
-import { pack, prefixHash } from '../cache/known.js';
+import { pack } from '../cache/known.js';
 import { BranchStore } from '../cache/store.js';
 import { describeResume, resolveSettings, type Settings } from '../config.js';
 import { limitsFor } from '../turn/helper-env.js';
 import { analyzeTurn, cacheUse, planTurn, type Plan } from '../turn/plan.js';
 import { knownAfter, recordFor } from '../turn/record.js';
+import { recordBase } from '../helper/client.js';
 import { bytes, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
 import { provePrefix, sharedPrefix } from '../resume/prefix.js';
@@ -268,7 +269,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     const packed = pack(analysis.digests);
     const use = cacheUse(analysis, context);
     const branches = use.asked
-      ? store.lookup(use.anchor).map((b) => ({ ...b, matched: store.sharedWith(b.anchor, b.chatId, packed) }))
+      ? store.lookup(use.anchor).map((b) => ({ ...b, matched: store.matchedBy(b.anchor, b.chatId, analysis, packed) }))
       : [];
     const plan: Plan = planTurn(analysis, context, { branches });
     // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
@@ -302,7 +303,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
       const result = store.record(
         {
           ...fields,
-          base: base && { ...base, prefix: prefixHash(packed, base.count) },
+          base: base && recordBase(digests, base),
           added: pack([...digests.slice(base?.count ?? 0), replyDigest]),
         },
         HOLDER,

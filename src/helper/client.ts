@@ -3,7 +3,7 @@
 // connection that took it. Every call is one round trip with a bounded wait:
 // the helper can never hang a run.
 import net from 'node:net';
-import { pack, prefixHash, prefixHashes } from '../cache/known.js';
+import { knownPrefixHash, pack, prefixHashes, type TranscriptDigests } from '../cache/known.js';
 import type { PrefixesResult } from '../cache/store.js';
 import type { Branch, MatchedBranch, Outcome } from '../cache/types.js';
 import { searchShared } from '../resume/prefix.js';
@@ -65,8 +65,21 @@ export interface TurnRecord extends Omit<RecordRequest, 'base' | 'staged' | 'add
   digests: ReadonlyArray<string>;
   /** The digest of cursor's reply to this turn. */
   reply: string;
-  /** The branch the turn resumed (its version and knownCount, as looked up), or null for a new chat. */
-  base: { version: number; count: number } | null;
+  /**
+   * The branch the turn resumed (its version and knownCount, as looked up, and the digest its last
+   * message, cursor's reply, is known by there: `Analysis.replyDigestAt`), or null for a new chat.
+   */
+  base: { version: number; count: number; lastAsReply: string } | null;
+}
+
+/**
+ * The base of a resumed turn's record as the helper checks it: the branch's version, count and
+ * prefix hash as the turn read them, and the turn's copy of cursor's reply, which the branch
+ * knows it by from then on.
+ */
+export function recordBase(digests: ReadonlyArray<string>, base: NonNullable<TurnRecord['base']>): NonNullable<RecordRequest['base']> {
+  const { version, count, lastAsReply } = base;
+  return { version, count, prefix: knownPrefixHash(pack(digests), count, lastAsReply), last: digests[count - 1]! };
 }
 
 interface Pending {
@@ -122,23 +135,23 @@ export class HelperClient {
    * transcript's digests; an expired one comes once with ttlLeftMs <= 0. A use: they
    * become the most recently used.
    */
-  lookup(anchor: string, digests: ReadonlyArray<string>): Promise<MatchedBranch[]> {
-    return this.#branches('lookup', anchor, digests);
+  lookup(anchor: string, transcript: TranscriptDigests): Promise<MatchedBranch[]> {
+    return this.#branches('lookup', anchor, transcript);
   }
 
   /** The anchor's branches as lookup() returns them, without changing anything in the helper (dry runs, explanations). */
-  peek(anchor: string, digests: ReadonlyArray<string>): Promise<MatchedBranch[]> {
-    return this.#branches('peek', anchor, digests);
+  peek(anchor: string, transcript: TranscriptDigests): Promise<MatchedBranch[]> {
+    return this.#branches('peek', anchor, transcript);
   }
 
-  async #branches(op: 'lookup' | 'peek', anchor: string, digests: ReadonlyArray<string>): Promise<MatchedBranch[]> {
+  async #branches(op: 'lookup' | 'peek', anchor: string, transcript: TranscriptDigests): Promise<MatchedBranch[]> {
     const { branches } = await this.request(op, { anchor });
     if (!Array.isArray(branches) || !branches.every(isBranch)) {
       throw new HelperError('bad-reply', `the helper answered the ${op} with something that is not a list of branches`);
     }
-    const packed = pack(digests);
+    const packed = pack(transcript.digests);
     const matched: MatchedBranch[] = [];
-    for (const branch of branches) matched.push({ ...branch, matched: await this.#shared(branch, packed, digests.length) });
+    for (const branch of branches) matched.push({ ...branch, matched: await this.#shared(branch, packed, transcript) });
     return matched;
   }
 
@@ -146,11 +159,14 @@ export class HelperClient {
    * How many of the transcript's messages begin the branch's history: its whole
    * history when the prefix hashes at its count agree (one hash, no round trip),
    * else found by comparing prefix hashes with the helper's, a few rounds of 64.
-   * A branch that moves meanwhile stops the search at what is proven so far.
+   * The search compares counts below the branch's, where every message is one it was
+   * sent. A branch that moves meanwhile stops the search at what is proven so far.
    */
-  async #shared(branch: Branch, packed: Buffer, messages: number): Promise<number> {
+  async #shared(branch: Branch, packed: Buffer, transcript: TranscriptDigests): Promise<number> {
     const known = branch.knownCount;
-    if (known <= messages && prefixHash(packed, known) === branch.prefix) return known;
+    const messages = transcript.digests.length;
+    if (known >= 1 && known <= messages && knownPrefixHash(packed, known, transcript.replyDigestAt(known - 1)) === branch.prefix)
+      return known;
     const search = searchShared(0, Math.min(messages, known - (known <= messages ? 1 : 0)));
     let proven = 0;
     for (let step = search.next(); ;) {
@@ -209,8 +225,8 @@ export class HelperClient {
   async recordTurn(turn: TurnRecord): Promise<RecordReply> {
     const { digests, reply, base, ...fields } = turn;
     if (base !== null) {
-      const prefix = prefixHash(pack(digests), base.count);
-      const delta = await this.#resending(() => this.#record(fields, { ...base, prefix }, digests.slice(base.count), reply));
+      const known = recordBase(digests, base);
+      const delta = await this.#resending(() => this.#record(fields, known, digests.slice(base.count), reply));
       if (delta.recorded || delta.reason !== 'gone') return delta;
     }
     let whole = await this.#resending(() => this.#record(fields, null, digests, reply));

@@ -13,7 +13,7 @@ import type { Branch } from '../cache/types.js';
 import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
 
 /** Bump on any incompatible change; a client replaces a helper speaking another one. */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 /**
  * Longest request line the helper reads. Longer: error reply, connection closed. A
  * record's digests that do not fit one line (a new chat of over 30,000 messages) go
@@ -78,6 +78,7 @@ function buildSchemas() {
       z.refine((s) => s.length % MESSAGE_DIGEST_HEX === 0, `must be whole ${MESSAGE_DIGEST_HEX}-hex-character digests`),
     );
   const prefix = z.string().check(z.regex(new RegExp(`^[0-9a-f]{${PREFIX_HEX}}$`), `must be ${PREFIX_HEX} lowercase hex characters`));
+  const digest = z.string().check(z.regex(DIGEST, `must be one digest: ${MESSAGE_DIGEST_HEX} lowercase hex characters`));
   const plainText = (min: number) =>
     z.string().check(z.minLength(min), z.maxLength(MAX_FIELD_LENGTH), z.regex(NO_CONTROL, 'must not contain control characters'));
 
@@ -88,8 +89,12 @@ function buildSchemas() {
     workspace: plainText(1),
     /** "" is cursor-agent's default model. */
     model: plainText(0),
-    /** The branch as the turn read it; null: a new chat, whose whole sequence is `staged` digests then `added`. */
-    base: z.nullable(z.strictObject({ version: positive, count, prefix })),
+    /**
+     * The branch as the turn read it, and `last`, the turn's copy of its last message (cursor's
+     * reply), which takes that message's place before `staged` and `added` digests; null: a new
+     * chat, whose whole sequence is `staged` digests then `added`.
+     */
+    base: z.nullable(z.strictObject({ version: positive, count: positive, prefix, last: digest })),
     /** How many digests this connection sent ahead in `append` lines for this record (they come before `added`). */
     staged: z.optional(count),
     added: digests(0),
@@ -208,6 +213,7 @@ type Fields = Record<string, unknown>;
 
 const ANCHOR = /^[0-9a-f]{32}$/;
 const PREFIX = new RegExp(`^[0-9a-f]{${PREFIX_HEX}}$`);
+const DIGEST = new RegExp(`^[0-9a-f]{${MESSAGE_DIGEST_HEX}}$`);
 const isOutcome = (v: unknown): boolean => (OUTCOMES as readonly unknown[]).includes(v);
 const isState = (v: unknown): boolean => (STATES as readonly unknown[]).includes(v);
 
@@ -255,7 +261,7 @@ const RECORD_FIELDS = keys(
   'storeSeen',
   'startedAt',
 );
-const BASE_KEYS = keys('version', 'count', 'prefix');
+const BASE_KEYS = keys('version', 'count', 'prefix', 'last');
 
 function isRecord(r: unknown): boolean {
   if (!isObject(r) || !onlyKeys(r, RECORD_FIELDS)) return false;
@@ -273,9 +279,11 @@ function isRecord(r: unknown): boolean {
       (isObject(base) &&
         onlyKeys(base, BASE_KEYS) &&
         isPositive(base.version) &&
-        isCount(base.count) &&
+        isPositive(base.count) &&
         typeof base.prefix === 'string' &&
-        PREFIX.test(base.prefix))) &&
+        PREFIX.test(base.prefix) &&
+        typeof base.last === 'string' &&
+        DIGEST.test(base.last))) &&
     isOptional(r, 'staged', isCount) &&
     isDigests(r.added, 0) &&
     isCount(r.savedBytes) &&

@@ -5,7 +5,7 @@ import type { MatchedBranch } from '../cache/types.js';
 import type { Conversation } from '../transcript/types.js';
 import { anchorOf, firstRealUserIndex } from './anchor.js';
 import { isSafeChatId } from './chat-id.js';
-import { messageDigests } from './digests.js';
+import { messageDigests, replyDigestAt } from './digests.js';
 import { toolsBlockFingerprint, toolsFingerprint } from './fingerprint.js';
 import { provePrefix, type PrefixProof } from './prefix.js';
 import { REASONS, type Reason } from './reasons.js';
@@ -30,6 +30,8 @@ export interface Analysis {
   sideCall: SideCallMatch | null;
   /** One digest per message, in order. */
   digests: string[];
+  /** The digest of message `index` as a chat that knows it as its last message holds it: as cursor's reply (digests.ts). */
+  replyDigestAt: (index: number) => string;
   /** Index of the first real user message, or -1. */
   opener: number;
   anchor: string | null;
@@ -64,6 +66,7 @@ export function analyze(
     model: context.model,
     sideCall,
     digests,
+    replyDigestAt: (index) => replyDigestAt(conversation, index),
     opener,
     anchor:
       opener < 0

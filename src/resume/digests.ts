@@ -1,8 +1,11 @@
-// One digest per message: what the prefix proof compares. Messages the caller
-// wrote are compared exactly; an assistant message is compared as what cursor
-// itself produced: its text with whitespace normalised, and its tool calls by id and name
-// (by id only in the OpenCode plugin's layout, whose names and arguments are the
-// plugin's mapping of Cursor's calls onto OpenCode's tools).
+// One digest per message: what the prefix proof compares. Every message a chat was
+// sent is compared exactly, an assistant message as a prompt carries it (its texts and
+// its tool calls with their arguments). The one message a chat knows but was never sent
+// is cursor's reply to its last turn: that is compared as what cursor itself produced,
+// its text with whitespace normalised and its tool calls by id and name (by id only in
+// the OpenCode plugin's layout, whose names and arguments are the plugin's mapping of
+// Cursor's calls onto OpenCode's tools). Once a later transcript has proven its copy of
+// that reply, the chat's record holds the copy exactly, as it holds every message sent.
 //
 // The hash is fed field by field, each string framed by its length instead of
 // JSON-escaped: escaping every message was the most expensive step of deciding on a
@@ -140,19 +143,23 @@ export function replyDigest(analysis: { conversation: { shape: Shape } }, text: 
   return replyOf(text, toolCalls, byCallId(analysis.conversation.shape));
 }
 
-/** One digest per message of the conversation, in order. */
-export function messageDigests(conversation: Conversation): string[] {
-  if (!byCallId(conversation.shape)) return conversation.messages.map(messageDigest);
-  return conversation.messages.map((m) =>
-    m.role === 'assistant' ? replyOf(joinedTexts(m.parts), callsOf(m.parts), true) : messageDigest(m),
-  );
+/** One digest per message of the conversation, in order, each as a prompt carries it. */
+export const messageDigests = (conversation: Conversation): string[] => conversation.messages.map(messageDigest);
+
+/**
+ * The digest of message `index` as a chat knows it when it is the last message the chat
+ * knows, that is cursor's reply: the reply's digest (`replyDigest`) when it is an assistant
+ * message. Any other message gets its own digest, which no reply's equals.
+ */
+export function replyDigestAt(conversation: Conversation, index: number): string {
+  const message = conversation.messages[index]!;
+  if (message.role !== 'assistant') return messageDigest(message);
+  return replyOf(joinedTexts(message.parts), callsOf(message.parts), byCallId(conversation.shape));
 }
 
 export function messageDigest(message: Message): string {
   const { parts } = message;
-  if (message.role === 'assistant') {
-    return replyOf(joinedTexts(parts), callsOf(parts), false);
-  }
+  if (message.role === 'assistant') return sentAssistantDigest(parts);
   // Most messages are one short text or tool result: the one string Digest would gather, written at once.
   if (parts.length === 1) {
     const p = parts[0]!;
@@ -166,8 +173,23 @@ export function messageDigest(message: Message): string {
   return digest.hex();
 }
 
+/**
+ * An assistant message as a prompt carries it (render.ts): its texts, one per line, exactly,
+ * and its tool calls with their arguments. Reasoning and files are never in a prompt. Tagged
+ * apart from a reply's digest, so that neither can stand for the other.
+ */
+function sentAssistantDigest(parts: ReadonlyArray<Part>): string {
+  let texts: string | undefined;
+  for (const p of parts) {
+    if (p.type === 'text') texts = texts === undefined ? p.text : `${texts}\n${p.text}`;
+  }
+  const digest = new Digest('assistant').tag('S').text(texts ?? '');
+  for (const call of callsOf(parts)) digest.tag('C').text(call.id).text(call.name).value(call.input);
+  return digest.hex();
+}
+
 /** A message's tool calls, in order, without building an array of them. */
-function* callsOf(parts: ReadonlyArray<Part>): Generator<ReplyToolCall> {
+function* callsOf(parts: ReadonlyArray<Part>): Generator<Extract<Part, { type: 'tool-call' }>> {
   for (const p of parts) if (p.type === 'tool-call') yield p;
 }
 

@@ -76,9 +76,7 @@ export async function viewCache(
   }
   const { client, server } = connected;
   try {
-    const branches = run
-      ? await client.lookup(use.anchor, analysis.digests)
-      : underSettings(await client.peek(use.anchor, analysis.digests), server, env);
+    const branches = run ? await client.lookup(use.anchor, analysis) : underSettings(await client.peek(use.anchor, analysis), server, env);
     const note = `helper pid ${server.pid}: ${branches.length} ${branches.length === 1 ? 'branch' : 'branches'} for this anchor`;
     if (run) return view('running', note, branches, client);
     client.close();

@@ -66,7 +66,7 @@ export async function leaseOrReplan(
     }
     if (current.anchor === null) return current;
     try {
-      known = await cache.client.lookup(current.anchor, analysis.digests);
+      known = await cache.client.lookup(current.anchor, analysis);
     } catch (error) {
       cache.say(`the helper did not answer the lookup (${(error as Error).message}); running without the cache`);
       return planTurn(analysis, context, { branches: null });

@@ -32,7 +32,10 @@ export function recordFor(
     model: analysis.model,
     digests: analysis.digests,
     reply: replyDigest(analysis, reply.text, reply.calls),
-    base: plan.decision === 'fresh' ? null : { version: plan.baseVersion, count: plan.baseCount },
+    base:
+      plan.decision === 'fresh'
+        ? null
+        : { version: plan.baseVersion, count: plan.baseCount, lastAsReply: analysis.replyDigestAt(plan.baseCount - 1) },
     savedBytes: plan.fullPromptBytes() - plan.promptBytes,
     outcome: 'success',
     startedAt,

@@ -18,6 +18,7 @@ import { runCli, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, factsOf, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
 import { alive, helperPids, openFds, waitFor } from '../support/processes.js';
+import { asTranscript } from '../support/records.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
@@ -111,7 +112,7 @@ describe('the helper dies or stalls in the middle of a turn', () => {
     const c = await started();
     const client = await HelperClient.connect(socketOf(c.env));
     const [branch] = (await client.list()) as unknown as Array<{ anchor: string }>;
-    const branches = await client.lookup(branch!.anchor, []);
+    const branches = await client.lookup(branch!.anchor, asTranscript([]));
     client.close();
     await runCli(['helper', 'stop'], { env: c.env });
 

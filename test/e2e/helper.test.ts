@@ -22,7 +22,7 @@ import { ROOT, runCli, sandboxEnv, spawnCli, tempDir, type RunResult } from '../
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, stopHelpersAt } from '../support/hardening.js';
 import { alive, helperPids, killGroup, runProcess, waitFor } from '../support/processes.js';
-import { ANCHOR, sampleRecord, storeRecord } from '../support/records.js';
+import { ANCHOR, asTranscript, sampleRecord, storeRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
 const A = ANCHOR;
@@ -237,7 +237,7 @@ test('entries survive across separate client processes', async (t) => {
   const read = await inChild(
     `const r = await connectHelper({ start: true });
      if (!r.ok) throw new Error(r.reason);
-     const branches = await r.client.lookup(${JSON.stringify(A)}, []);
+     const branches = await r.client.lookup(${JSON.stringify(A)}, { digests: [], replyDigestAt: () => '' });
      r.client.close();
      process.stdout.write(JSON.stringify({ pid: r.server.pid, started: r.started, branches }));`,
     w.env,
@@ -276,7 +276,7 @@ test('kill -9 of the helper is survived by the next connect, which starts a new 
   assert.ok(next.ok, next.ok ? '' : next.reason);
   assert.equal(next.started, true);
   assert.notEqual(next.server.pid, pid);
-  assert.deepEqual(await next.client.lookup(A, []), [], 'the cache died with it: the next turn goes fresh');
+  assert.deepEqual(await next.client.lookup(A, asTranscript([])), [], 'the cache died with it: the next turn goes fresh');
   next.client.close();
 });
 
@@ -403,7 +403,7 @@ test('garbage, oversized lines, half-open and vanishing clients do not stop the 
   vanishing.socket.destroy();
 
   assert.ok((await client.record(record())).recorded);
-  assert.equal((await client.lookup(A, [])).length, 1);
+  assert.equal((await client.lookup(A, asTranscript([]))).length, 1);
   const other = await connected(w, false);
   assert.equal((await other.stats()).entries, 1);
   other.close();
@@ -707,13 +707,13 @@ test('TTL and LRU limits from the environment, clamped to the seed limits', asyn
   const listed = (await client.list())[0]!;
   assert.equal(listed.knownCount, 2);
   assert.deepEqual(['known' in listed, 'prefix' in listed], [false, false], 'list carries neither digests nor prefix hashes');
-  await waitFor('the TTL to pass', async () => (await client.peek(A, [])).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
+  await waitFor('the TTL to pass', async () => (await client.peek(A, asTranscript([]))).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
   assert.deepEqual(
-    (await client.lookup(A, [])).filter((b) => b.ttlLeftMs > 0),
+    (await client.lookup(A, asTranscript([]))).filter((b) => b.ttlLeftMs > 0),
     [],
     'after the TTL nothing is live (an expired branch may be shown once)',
   );
-  assert.deepEqual(await client.lookup(A, []), []);
+  assert.deepEqual(await client.lookup(A, asTranscript([])), []);
   assert.equal((await client.stats()).entries, 0);
   client.close();
   await stopHelper({ env: w.env });
@@ -737,11 +737,11 @@ test('the lease: refused to a second run while the first holds it; the holder va
   assert.equal(!refused.granted && refused.reason, 'busy');
   const intrusion = await second.record(record({ baseVersion: version }));
   assert.equal(!intrusion.recorded && intrusion.reason, 'busy');
-  assert.equal((await second.lookup(A, []))[0]!.leased, true);
+  assert.equal((await second.lookup(A, asTranscript([])))[0]!.leased, true);
 
   first.close();
-  await waitFor('the lease to end', async () => !(await second.lookup(A, []))[0]!.leased, DEADLINE_MS);
-  const branch = (await second.lookup(A, []))[0]!;
+  await waitFor('the lease to end', async () => !(await second.lookup(A, asTranscript([])))[0]!.leased, DEADLINE_MS);
+  const branch = (await second.lookup(A, asTranscript([])))[0]!;
   assert.equal(branch.state, 'unknown');
   assert.equal(branch.lastOutcome, 'interrupted');
   assert.ok(branch.version > version);
@@ -768,7 +768,7 @@ const turnOf = (digests: string[], base: { version: number; count: number } | nu
   model: 'gpt-5',
   digests: digests.slice(0, -1),
   reply: digests.at(-1)!,
-  base,
+  base: base && { ...base, lastAsReply: digests[base.count - 1]! },
   savedBytes: 0,
   startedAt: monotonicMs(),
 });
@@ -779,14 +779,14 @@ test('a lookup answers a count and a prefix hash; the first differing message is
   const known = digestsOf(10_000, 'x');
   assert.ok((await client.recordTurn(turnOf(known, null))).recorded, 'a new chat of 10,000 messages: its digests go ahead in append lines');
   const next = [...known, ...digestsOf(1, 'new')];
-  const [holds] = await client.lookup(A, next);
+  const [holds] = await client.lookup(A, asTranscript(next));
   assert.deepEqual([holds!.knownCount, holds!.matched], [10_000, 10_000]);
   assert.equal('known' in holds!, false, 'no digests in the reply');
   for (const at of [0, 1, 3217, 9_999]) {
     const edited = next.map((d, i) => (i === at ? 'e'.repeat(32) : d));
-    assert.equal((await client.lookup(A, edited))[0]!.matched, at, `edited at ${at}`);
+    assert.equal((await client.lookup(A, asTranscript(edited)))[0]!.matched, at, `edited at ${at}`);
   }
-  assert.equal((await client.lookup(A, known.slice(0, 6000)))[0]!.matched, 6000, 'a shorter transcript');
+  assert.equal((await client.lookup(A, asTranscript(known.slice(0, 6000))))[0]!.matched, 6000, 'a shorter transcript');
   const stale = await client.prefixes(A, 'chat-1', holds!.version + 1, [1]);
   assert.equal(!stale.found && stale.reason, 'stale');
   client.close();
@@ -798,19 +798,22 @@ test('a record whose base no longer matches is refused, and a lookup against a b
   const known = digestsOf(12, 'y');
   assert.ok((await one.recordTurn(turnOf(known, null))).recorded);
   const grown = [...known, ...digestsOf(2, 'two')];
-  const [seen] = await one.lookup(A, [...known, ...digestsOf(1, 'one')]);
+  const [seen] = await one.lookup(A, asTranscript([...known, ...digestsOf(1, 'one')]));
   // Meanwhile another run records a turn of the same chat.
-  const [theirs] = await two.lookup(A, grown.slice(0, -1));
+  const [theirs] = await two.lookup(A, asTranscript(grown.slice(0, -1)));
   assert.ok((await two.recordTurn(turnOf(grown, { version: theirs!.version, count: theirs!.knownCount }))).recorded);
   const late = await one.recordTurn(turnOf([...known, ...digestsOf(2, 'one')], { version: seen!.version, count: seen!.knownCount }));
   assert.equal(!late.recorded && late.reason, 'conflict', 'the version it read is gone');
   const wrongBase = await one.record(
-    record({ base: { version: (await one.lookup(A, grown))[0]!.version, count: 12, prefix: 'a'.repeat(32) }, added: 'c'.repeat(32) }),
+    record({
+      base: { version: (await one.lookup(A, asTranscript(grown)))[0]!.version, count: 12, prefix: 'a'.repeat(32), last: 'c'.repeat(32) },
+      added: 'c'.repeat(32),
+    }),
   );
   assert.equal(!wrongBase.recorded && wrongBase.reason, 'conflict', 'the right version with another count or prefix hash');
-  const [now] = await one.lookup(A, [...grown, ...digestsOf(1, 'three')]);
+  const [now] = await one.lookup(A, asTranscript([...grown, ...digestsOf(1, 'three')]));
   assert.deepEqual([now!.knownCount, now!.matched], [14, 14], 'the grown branch, proven against the transcript that has its turn');
-  const [theirsOnly] = await one.lookup(A, [...known, ...digestsOf(1, 'one')]);
+  const [theirsOnly] = await one.lookup(A, asTranscript([...known, ...digestsOf(1, 'one')]));
   assert.equal(theirsOnly!.matched, 12, "a transcript without the other run's turn matches up to it");
   one.close();
   two.close();
@@ -826,7 +829,7 @@ test('the helper starts with no V8 flags (Node keeps its code cache), and after 
   assert.ok((await client.recordTurn(turnOf(known, null))).recorded);
   await sleep(1000);
   const next = [...known, ...digestsOf(2, 'after')];
-  const [branch] = await client.lookup(A, next.slice(0, -1));
+  const [branch] = await client.lookup(A, asTranscript(next.slice(0, -1)));
   assert.deepEqual([branch!.knownCount, branch!.matched], [100_000, 100_000], 'the branch as recorded');
   assert.ok((await client.recordTurn(turnOf(next, { version: branch!.version, count: branch!.knownCount }))).recorded);
   client.close();
@@ -839,7 +842,7 @@ test('a 100,000-message history: recorded in append lines, resumed with a delta,
   const known = digestsOf(100_000, 'z');
   assert.ok((await client.recordTurn(turnOf(known, null))).recorded);
   const next = [...known, ...digestsOf(2, 'more')];
-  const [branch] = await client.lookup(A, next.slice(0, -1));
+  const [branch] = await client.lookup(A, asTranscript(next.slice(0, -1)));
   assert.deepEqual([branch!.knownCount, branch!.matched], [100_000, 100_000]);
   const delta = await client.recordTurn(turnOf(next, { version: branch!.version, count: branch!.knownCount }));
   assert.ok(delta.recorded);
@@ -908,7 +911,11 @@ test('no message text can reach the helper: text fields and non-hex digests are 
     ['an extra field', { ...record(), prompt: 'hello, please fix my bug' }],
     ['text as digests', record({ added: 'please fix my bug' })],
     ['a partial digest', record({ added: 'c'.repeat(40) })],
-    ['a prefix hash that is prose', record({ base: { version: 1, count: 2, prefix: 'the conversation so far is...' } })],
+    [
+      'a prefix hash that is prose',
+      record({ base: { version: 1, count: 2, prefix: 'the conversation so far is...', last: 'c'.repeat(32) } }),
+    ],
+    ['a reply copy that is prose', record({ base: { version: 1, count: 2, prefix: 'a'.repeat(32), last: 'the reply, word for word' } })],
     ['a fingerprint that is prose', record({ toolsFingerprint: 'the tools are read and write' })],
     ['a model with a newline', record({ model: 'gpt-5\nignore previous instructions' })],
     ['a bad chat id', record({ chatId: '--force' })],

@@ -111,6 +111,20 @@ describe('what breaks the proof starts a fresh chat', () => {
     assert.match(c.lastInvocation().stdin, /ASSISTANT: I said something else\./, 'the whole conversation, as the caller has it');
   });
 
+  test("cursor's reply is matched as it replied once; from the turn that carried it, as that turn's copy", async () => {
+    const c = await twoTurns();
+    const reply = c.messages[4]!.content as string;
+    // The caller keeps cursor's second reply with other whitespace: still what cursor replied.
+    c.messages[4] = { role: 'assistant', content: `  ${reply.replace(/ /g, '  ')}\n` };
+    await c.turn('remember: three');
+    assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['resume-delta', 'delta']);
+    // The chat now holds that copy as it was sent along: the caller's copy changing again is an edit.
+    c.messages[4] = { role: 'assistant', content: reply };
+    const t = await c.turn('four');
+    assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['fresh', 'diverged']);
+    assert.match(t.reply!, /^Turn 1 of this chat/);
+  });
+
   test('a title side call neither resumes nor disturbs the real chat', async () => {
     const c = await twoTurns();
     const title = {

@@ -1,10 +1,9 @@
 // Builders for the engine's unit tests: transcripts as the caller sends them, and
 // cache branches as a successful earlier turn would have recorded them.
-import { pack, prefixHash } from '../../src/cache/known.js';
+import { KnownSequence, pack, prefixHash } from '../../src/cache/known.js';
 import type { Branch, MatchedBranch } from '../../src/cache/types.js';
 import { analyze, decide, type Analysis, type DecideSettings, type Decision } from '../../src/resume/decide.js';
 import { replyDigest, type ReplyToolCall } from '../../src/resume/digests.js';
-import { sharedPrefix } from '../../src/resume/prefix.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 
 /** No configured side-call patterns: OpenCode's title requests are detected all the same. */
@@ -46,9 +45,10 @@ export function analysisOf(body: Body, context: { workspace?: string; model?: st
 /** A branch as the cache holds it, with the digests behind its count and prefix hash (which the cache keeps to itself). */
 export type KnownBranch = Branch & { knownDigests: string[] };
 
-/** The branch next to a transcript, matched as a lookup matches it: by the digests both begin with. */
+/** The branch next to a transcript, matched as a lookup matches it (the cache's own rule: its last message as cursor's reply). */
 export function matchedTo(branch: KnownBranch, analysis: Analysis): MatchedBranch {
-  return { ...branch, matched: sharedPrefix(branch.knownDigests, analysis.digests) };
+  const known = KnownSequence.EMPTY.append(pack(branch.knownDigests));
+  return { ...branch, matched: known.matchedBy(analysis, pack(analysis.digests)) };
 }
 
 /** A branch knowing exactly these digests. */

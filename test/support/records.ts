@@ -1,6 +1,6 @@
 // One cache record for the store's and the helper's tests: hashes and IDs only, as a run sends.
 import { createHash } from 'node:crypto';
-import { pack, prefixHash } from '../../src/cache/known.js';
+import { pack, prefixHash, type TranscriptDigests } from '../../src/cache/known.js';
 import type { RecordInput } from '../../src/cache/store.js';
 import type { RecordRequest } from '../../src/helper/protocol.js';
 import { monotonicMs } from '../../src/monotonic.js';
@@ -24,7 +24,8 @@ export function sampleRecord(overrides: RecordOverrides = {}): RecordRequest {
   const base =
     baseVersion === undefined || baseVersion === null
       ? null
-      : { version: baseVersion, count: sequence.length, prefix: prefixHash(pack(sequence), sequence.length) };
+      : // Its copy of the reply is the digest the reply was recorded by: the sequence stays the same.
+        { version: baseVersion, count: sequence.length, prefix: prefixHash(pack(sequence), sequence.length), last: sequence.at(-1)! };
   return {
     anchor: ANCHOR,
     chatId,
@@ -46,3 +47,6 @@ export function storeRecord(overrides: RecordOverrides = {}): RecordInput {
   const { staged: _staged, added, ...rest } = sampleRecord(overrides);
   return { ...rest, added: Buffer.from(added, 'hex') };
 }
+
+/** Digests as a transcript the helper's branches are matched against, each reply's copy recorded by the same digest as the reply. */
+export const asTranscript = (digests: ReadonlyArray<string>): TranscriptDigests => ({ digests, replyDigestAt: (index) => digests[index]! });

@@ -239,22 +239,24 @@ describe('prefix proof and delta', () => {
     const d = decideFor(turn2, [branchAfter(turn1, { text: '\nNoted.\n\nThe   port is 8080.  ' })]);
     assert.equal(d.decision, 'resume-delta');
   });
-  test('messages the caller wrote match byte for byte: whitespace differs there, not in what cursor replied', () => {
+  test('messages the chat was sent match byte for byte, an assistant one too: whitespace differs there, not in what cursor replied', () => {
+    // A fresh chat was sent the whole of turn 2, cursor's earlier reply ("Noted. ...") among it; it replied "It is 8080.".
     const branch = branchAfter(turn2, { text: 'It is 8080.' });
-    const next = (system: string, said: string, replied: string): Body => ({
+    const next = (system: string, said: string, replied: string, reply = 'It is 8080.'): Body => ({
       ...turn2,
-      messages: [sys(system), user('remember: the port is 8080'), asst(replied), user(said), asst('It is 8080.'), user('thanks')],
+      messages: [sys(system), user('remember: the port is 8080'), asst(replied), user(said), asst(reply), user('thanks')],
     });
     const [system, said, replied] = ['You are a coding agent.', 'What is the port?', 'Noted. The port is 8080.'];
     assert.equal(decideFor(next(system, said, replied), [branch]).reason, 'delta');
     assert.equal(
-      decideFor(next(system, said, '  Noted.\n\nThe  port is 8080. '), [branch]).reason,
+      decideFor(next(system, said, replied, '  It is\n\n8080. '), [branch]).reason,
       'delta',
       "cursor's reply: whitespace normalised",
     );
     for (const [what, body] of [
       ['two spaces in a user message', next(system, 'What is  the port?', replied)],
       ['a trailing newline in a user message', next(system, `${said}\n`, replied)],
+      ['whitespace in an assistant message the chat was sent', next(system, said, '  Noted.\n\nThe  port is 8080. ')],
       ['a tab for a space in the system message', next('You are a\tcoding agent.', said, replied)],
       ['a trailing space in the system message', next(`${system} `, said, replied)],
     ] as const) {

@@ -17,7 +17,7 @@ import { monotonicMs } from '../../src/monotonic.js';
 import { acquireStartLock, releaseStartLock } from '../../src/helper/start-lock.js';
 import { sandboxEnv } from '../support/cli.js';
 import { stopHelpersAt } from '../support/hardening.js';
-import { ANCHOR, sampleRecord } from '../support/records.js';
+import { ANCHOR, asTranscript, sampleRecord } from '../support/records.js';
 
 /** A private runtime dir and, unless asked not to, a helper serving it in this process. */
 async function inProcess(t: TestContext, serve = true): Promise<{ env: NodeJS.ProcessEnv; server?: HelperServer }> {
@@ -37,7 +37,7 @@ describe('the client, against an in-process helper', () => {
     t.after(() => client.close());
     assert.equal((await client.hello()).protocol, PROTOCOL_VERSION);
     assert.ok((await client.record(sampleRecord())).recorded);
-    const [branch] = await client.lookup(ANCHOR, []);
+    const [branch] = await client.lookup(ANCHOR, asTranscript([]));
     assert.deepEqual([branch!.chatId, branch!.knownCount, branch!.matched], ['chat-1', 2, 0]);
   });
 

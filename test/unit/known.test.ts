@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { KnownSequence, pack, prefixHash, prefixHashes } from '../../src/cache/known.js';
+import { KnownSequence, knownPrefixHash, pack, prefixHash, prefixHashes } from '../../src/cache/known.js';
 import { provePrefix, searchShared, sharedPrefix } from '../../src/resume/prefix.js';
 
 const digests = (n: number, seed: string): string[] =>
@@ -54,6 +54,52 @@ describe('prefix hashes', () => {
     assert.equal(one.sharedWith(pack([...digests(10, 'b'), ...x])), 13, 'the second append did not write over the first');
     assert.equal(base.count, 10);
     assert.equal(longer.sharedWith(pack([...digests(10, 'b'), ...x, ...y])), 16);
+  });
+});
+
+describe("cursor's reply, the last message a chat knows", () => {
+  /** The reply digest of a message whose own digest is `d`: another digest. */
+  const reply = (d: string): string => createHash('sha256').update(`reply/${d}`).digest('hex').slice(0, 32);
+  const transcript = (ds: string[], replies: Record<number, string> = {}) => ({
+    digests: ds,
+    replyDigestAt: (i: number) => replies[i] ?? reply(ds[i]!),
+  });
+
+  test("a transcript matches a chat's last message by its reply digest, every other one as it is", () => {
+    const sent = digests(5, 'm');
+    const next = [...sent, ...digests(1, 'n')];
+    const asSent = KnownSequence.EMPTY.append(pack(sent));
+    assert.equal(asSent.matchedBy(transcript(next), pack(next)), 4, 'a last digest as sent: message 4 read as a reply does not match it');
+    // The chat knows sent[0..4) and, for message 4, cursor's reply: the transcript holds its copy there.
+    const chat = KnownSequence.EMPTY.append(pack([...sent.slice(0, 4), reply(sent[4]!)]));
+    assert.equal(chat.matchedBy(transcript(next), pack(next)), 5);
+    assert.equal(knownPrefixHash(pack(next), 5, reply(sent[4]!)), chat.prefix, 'the hash a client compares says the same');
+    assert.equal(chat.matchedBy(transcript(sent), pack(sent)), 5, 'nothing new: still all known');
+    assert.equal(chat.matchedBy(transcript(sent.slice(0, 3)), pack(sent.slice(0, 3))), 3, 'a shorter transcript');
+    const edited = next.map((d, i) => (i === 2 ? 'e'.repeat(32) : d));
+    assert.equal(chat.matchedBy(transcript(edited), pack(edited)), 2);
+    // A digest equal to the reply's where the transcript has a sent message does not stand for it.
+    const lookalike = [...sent.slice(0, 4), reply(sent[4]!), ...digests(1, 'n')];
+    assert.equal(chat.matchedBy(transcript(lookalike, { 4: 'f'.repeat(32) }), pack(lookalike)), 4);
+  });
+
+  test("a revision puts the caller's copy in the reply's place, in place or in a copy, and leaves shorter sequences be", () => {
+    const sent = digests(6, 'v');
+    const base = KnownSequence.EMPTY.append(pack(sent.slice(0, 3)));
+    const chat = base.append(pack([sent[3]!, reply(sent[4]!)]));
+    const revised = chat.revised(pack([sent[4]!]), pack([sent[5]!, reply('x'.repeat(32))]));
+    const whole = [...sent, reply('x'.repeat(32))];
+    assert.equal(revised.count, 7);
+    assert.equal(revised.prefix, prefixHash(pack(whole), 7));
+    assert.deepEqual(revised.prefixesAt([5, 6]), [prefixHash(pack(whole), 5), prefixHash(pack(whole), 6)]);
+    assert.equal(base.sharedWith(pack(sent)), 3, 'the base, on the same storage, keeps its digests');
+    assert.equal(revised.revised(pack([whole[6]!]), new Uint8Array()).prefix, revised.prefix, 'revised with its own last digest: the same');
+    // Revising a sequence that is not the longest on its storage copies it: the longer one keeps its digests.
+    const longer = base.append(pack(digests(4, 'w')));
+    const fromBase = base.revised(pack(['e'.repeat(32)]), pack([sent[3]!]));
+    assert.equal(fromBase.prefix, prefixHash(pack([...sent.slice(0, 2), 'e'.repeat(32), sent[3]!]), 4));
+    assert.equal(longer.sharedWith(pack([...sent.slice(0, 3), ...digests(4, 'w')])), 7);
+    assert.throws(() => KnownSequence.EMPTY.revised(pack([sent[0]!]), new Uint8Array()), /replaces the last digest/);
   });
 });
 

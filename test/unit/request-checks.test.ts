@@ -31,7 +31,7 @@ const record = fc
     toolsFingerprint: fc.integer({ min: 16, max: 128 }).chain(hexOf),
     workspace: text,
     model: fc.string({ maxLength: 20 }),
-    base: fc.option(fc.record({ version: positive, count, prefix: hexOf(32) }), { nil: null }),
+    base: fc.option(fc.record({ version: positive, count: positive, prefix: hexOf(32), last: hexOf(32) }), { nil: null }),
     staged: optional(count),
     added: digests(0, 4),
     savedBytes: count,
@@ -78,7 +78,7 @@ const EDGES: Record<string, unknown[]> = {
   toolsFingerprint: ['a'.repeat(15), 'a'.repeat(16), 'a'.repeat(128), 'a'.repeat(129), 'A'.repeat(16), 'g'.repeat(16)],
   workspace: ['', 'x', 'x\ny', 'x\u007f', 'x\u0000', 'a'.repeat(4096), 'a'.repeat(4097)],
   model: ['', 'x\ty', 'a'.repeat(4096), 'a'.repeat(4097)],
-  base: [null, {}, [], { version: 1, count: 0 }, { version: 1, count: 0, prefix, more: 1 }],
+  base: [null, {}, [], { version: 1, count: 1 }, { version: 1, count: 1, prefix }, { version: 1, count: 1, prefix, last: prefix, more: 1 }],
   staged: [-1, 0, 1.5, null],
   savedBytes: [-1, 0, 1.5, null],
   outcome: ['success', 'error', 'bogus', null],
@@ -86,7 +86,8 @@ const EDGES: Record<string, unknown[]> = {
   storeSeen: [true, false, 'true', 0, null],
   startedAt: [-1, -0.5, 0, 0.5, 1e15, '1', null],
   prefix: [prefix, 'a'.repeat(31), 'A'.repeat(32), 1],
-  count: [-1, 0, 1.5, '0'],
+  count: [-1, 0, 1, 1.5, '0'],
+  last: [prefix, 'a'.repeat(31), 'a'.repeat(64), 'A'.repeat(32), 'g'.repeat(32), 1, null],
   record: [null, {}, []],
 };
 
@@ -99,7 +100,7 @@ const PLACES: Record<string, Array<'top' | 'record' | 'base'>> = {
       ['record'],
     ]),
   ),
-  ...Object.fromEntries(['prefix', 'count'].map((k) => [k, ['base']])),
+  ...Object.fromEntries(['prefix', 'count', 'last'].map((k) => [k, ['base']])),
   ...Object.fromEntries(['anchor', 'chatId', 'outcome', 'state'].map((k) => [k, ['top', 'record']])),
   version: ['top', 'base'],
 };

@@ -264,9 +264,13 @@ describe('known sequences', () => {
   test('a record adds to the base it read: another count or prefix hash under the right version is a conflict', () => {
     const { store } = clocked();
     const first = recorded(store, rec());
-    const wrong = store.record(rec({ base: { version: first.version, count: first.knownCount + 1, prefix: first.prefix }, added: DIGEST }));
+    const wrong = store.record(
+      rec({ base: { version: first.version, count: first.knownCount + 1, prefix: first.prefix, last: DIGEST }, added: DIGEST }),
+    );
     assert.equal(!wrong.recorded && wrong.reason, 'conflict');
-    const other = store.record(rec({ base: { version: first.version, count: first.knownCount, prefix: 'e'.repeat(32) }, added: DIGEST }));
+    const other = store.record(
+      rec({ base: { version: first.version, count: first.knownCount, prefix: 'e'.repeat(32), last: DIGEST }, added: DIGEST }),
+    );
     assert.equal(!other.recorded && other.reason, 'conflict');
     assert.deepEqual(
       store.lookup(A).map((b) => [b.version, b.knownCount]),
