@@ -203,9 +203,10 @@ export function decide(input: DecideInput): Decision {
     checks,
   });
 
+  // First: whatever the transcript and the settings, the run passes such a line on and forgets that chat.
+  if (input.callerResume) return fresh('caller-resume', false);
   if (analysis.conversation.shape === 'text') return fresh('plain-text', false);
   if (!settings.enabled) return fresh('disabled', false);
-  if (input.callerResume) return fresh('caller-resume', false);
   if (analysis.sideCall) {
     return fresh(
       'side-call',

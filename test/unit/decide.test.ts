@@ -451,8 +451,17 @@ describe('entry state', () => {
     assert.equal(d.reason, 'no-cache');
     assert.equal(d.record, false);
   });
-  test('the caller chose a chat itself', () =>
-    assert.equal(decideFor(turn2, [branchAfter(turn1, reply1)], { callerResume: true }).reason, 'caller-resume'));
+  test('the caller chose a chat itself: said first, whatever the transcript and the settings (the run forgets that chat)', () => {
+    assert.equal(decideFor(turn2, [branchAfter(turn1, reply1)], { callerResume: true }).reason, 'caller-resume');
+    assert.equal(decideFor(turn2, null, { callerResume: true, settings: { enabled: false } }).reason, 'caller-resume');
+    const text = analyze(parseTranscript('remember: x'), { workspace: '/w', model: '', sideCallPatterns: PATTERNS });
+    assert.equal(text.conversation.shape, 'text');
+    for (const [callerResume, reason] of [
+      [true, 'caller-resume'],
+      [false, 'plain-text'],
+    ] as const)
+      assert.equal(decide({ analysis: text, settings: ON, callerResume, branches: null, missingChats: new Set() }).reason, reason);
+  });
 });
 
 describe('chat IDs', () => {
