@@ -8,7 +8,7 @@ import { configFile } from './config-path.js';
 // The ES module build: esbuild cannot bundle the UMD one that "main" names.
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
 import * as z from './zod.js';
-import { SEED_LIMITS } from './cache/limits.js';
+import { ignoredEnvLimits, SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
 import { parseSwitch, SHARED_SWITCH, sharedSwitchOn } from './resume/enabled.js';
@@ -358,6 +358,7 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
     if (name === 'runtimeDir') badEnvRuntimeDir = true;
     ignored.push(`ignoring ${error.message}; unset ${variable} or fix its value`);
   });
+  ignored.push(...ignoredEnvLimits(env));
   // A bad file value the environment overrides decides nothing.
   const runtimeDirIgnored = badEnvRuntimeDir || (badFileRuntimeDir && resolved.sources.runtimeDir !== 'environment');
   return { ...resolved, ignored, runtimeDirIgnored };

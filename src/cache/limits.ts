@@ -33,14 +33,29 @@ export function lowered(current: Limits, asked: Partial<Limits>): Limits {
   return { ttlMs: Math.min(current.ttlMs, clamped.ttlMs), maxEntries: Math.min(current.maxEntries, clamped.maxEntries) };
 }
 
+/** The variables that lower the limits, and what each counts. */
+const LIMIT_VARIABLES = { ttlMs: ['CURSOR_RESUME_TTL_MS', 'milliseconds'], maxEntries: ['CURSOR_RESUME_MAX_ENTRIES', 'branches'] } as const;
+
+/** A limit variable's value: a number of at least 1 (its whole part), else undefined (unset, or not allowed). */
+function limitIn(env: NodeJS.ProcessEnv, variable: string): number | undefined {
+  const n = Math.floor(Number(envValue(env[variable])));
+  return envValue(env[variable]) !== undefined && Number.isFinite(n) && n >= 1 ? n : undefined;
+}
+
 /** The limits CURSOR_RESUME_TTL_MS and CURSOR_RESUME_MAX_ENTRIES ask for (tests, advanced use): whole positive numbers, else not asked. */
 export function envLimits(env: NodeJS.ProcessEnv): Partial<Limits> {
-  const read = (name: string): number | undefined => {
-    const given = envValue(env[name]);
-    const n = Math.floor(Number(given));
-    return given !== undefined && Number.isFinite(n) && n >= 1 ? n : undefined;
-  };
-  const ttlMs = read('CURSOR_RESUME_TTL_MS');
-  const maxEntries = read('CURSOR_RESUME_MAX_ENTRIES');
+  const ttlMs = limitIn(env, LIMIT_VARIABLES.ttlMs[0]);
+  const maxEntries = limitIn(env, LIMIT_VARIABLES.maxEntries[0]);
   return { ...(ttlMs !== undefined ? { ttlMs } : {}), ...(maxEntries !== undefined ? { maxEntries } : {}) };
+}
+
+/** One line for each limit variable that is set but asks for nothing (it is ignored), in the words of an ignored setting. */
+export function ignoredEnvLimits(env: NodeJS.ProcessEnv): string[] {
+  return Object.values(LIMIT_VARIABLES).flatMap(([variable, unit]) =>
+    envValue(env[variable]) !== undefined && limitIn(env, variable) === undefined
+      ? [
+          `ignoring ${variable}: ${JSON.stringify(envValue(env[variable]))} is not a number of ${unit} of at least 1; unset ${variable} or fix its value`,
+        ]
+      : [],
+  );
 }

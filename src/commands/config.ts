@@ -105,10 +105,18 @@ Examples:
       }
       if (setting === 'agent') checkAgent(String(value));
       const { changeConfigFile } = await import('../config-store.js');
-      const { path, setAside } = await changeConfigFile((file) => file.set(setting, value));
+      const {
+        path,
+        setAside,
+        result: before,
+      } = await changeConfigFile((file) => {
+        const before = file.get(setting);
+        file.set(setting, value);
+        return before;
+      });
       if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
       process.stdout.write(`${setting} = ${show(setting, value)} (in ${path})\n`);
-      afterWrite(setting);
+      afterWrite(setting, before, value);
     });
 
   config
@@ -127,8 +135,9 @@ Examples:
       const { changeConfigFile } = await import('../config-store.js');
       const { result: removed, setAside } = await changeConfigFile((file) => {
         if (!file.has(name)) return false;
+        const before = file.get(name);
         file.delete(name);
-        return true;
+        return { before };
       });
       if (setAside !== undefined) process.stderr.write(`cursor-resume: note: ${setAside}\n`);
       if (!removed) {
@@ -141,7 +150,7 @@ Examples:
           ? `${name} removed from ${path}; it is back to ${show(name, SETTINGS[name].default)}\n`
           : `${name} removed from ${path}\n`,
       );
-      afterWrite(name);
+      afterWrite(name, removed.before, isSettingName(name) ? SETTINGS[name].default : undefined);
     });
 
   config
@@ -261,11 +270,17 @@ function show(name: SettingName, value: unknown): string {
 }
 
 /** After a write: an environment variable that still decides, and a file still not right, are said. */
-function afterWrite(name: string): void {
+function afterWrite(name: string, before: unknown, after: unknown): void {
   const env = isSettingName(name) ? SETTINGS[name].env : undefined;
   // The file is written, but the environment wins: say so, or the change seems ignored.
   if (env !== undefined && envValue(process.env[env]) !== undefined) {
     process.stderr.write(`cursor-resume: note: ${env} is set in the environment and wins over the config file\n`);
+  }
+  // A running helper's limits only go down (README, "The helper"): a raised one waits for the next helper.
+  if ((name === 'ttlMinutes' || name === 'maxEntries') && typeof before === 'number' && typeof after === 'number' && after > before) {
+    process.stderr.write(
+      `cursor-resume: note: a helper running now keeps its lower ${name} until it exits; cursor-resume helper stop ends it (the next turn starts another)\n`,
+    );
   }
   // Checked as the commands check it: what is still wrong is best said now.
   try {

@@ -599,6 +599,15 @@ describe('config', { concurrency: true }, () => {
 
     const unset = await cli(['config', 'unset', 'ttlMinutes'], env);
     assert.equal(unset.stdout, `ttlMinutes removed from ${file}; it is back to 60\n`);
+    // Raised from 30: a helper running now keeps 30 (limits only go down), and is told of.
+    assert.equal(
+      unset.stderr,
+      'cursor-resume: note: a helper running now keeps its lower ttlMinutes until it exits; cursor-resume helper stop ends it (the next turn starts another)\n',
+    );
+    const lowered = await cli(['config', 'set', 'maxEntries', '8'], env);
+    assert.equal(lowered.stderr, '', 'a lower limit reaches a running helper with the next turn: nothing to say');
+    assert.match((await cli(['config', 'set', 'maxEntries', '9'], env)).stderr, /keeps its lower maxEntries until it exits/);
+    await cli(['config', 'unset', 'maxEntries'], env);
     assert.equal((await cli(['config', 'unset', 'ttlMinutes'], env)).stdout, `ttlMinutes is not set in ${file}\n`);
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { sideCallPatterns: ['^Summarize the'] });
   });

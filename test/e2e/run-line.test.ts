@@ -211,6 +211,22 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
     assert.equal(existsSync(join(cwd, 'relative')), false, 'no helper folder made of the relative path');
   });
 
+  test('a cache limit in the environment that asks for nothing is said once, on a run and on the helper commands', async () => {
+    for (const [variable, value, unit] of [
+      ['CURSOR_RESUME_TTL_MS', 'abc', 'milliseconds'],
+      ['CURSOR_RESUME_MAX_ENTRIES', '0', 'branches'],
+      ['CURSOR_RESUME_TTL_MS', '-5', 'milliseconds'],
+    ]) {
+      const env = sandboxEnv({ [variable!]: value });
+      const line = `cursor-resume: ignoring ${variable}: "${value}" is not a number of ${unit} of at least 1; unset ${variable} or fix its value\n`;
+      const turn = await runCli(['--print', 'hello'], { env });
+      assert.equal(turn.code, 0, turn.stderr);
+      assert.equal(turn.stderr, line);
+      const status = await runCli(['helper', 'status'], { env });
+      assert.equal(status.stderr, line, `${variable}=${value}`);
+    }
+  });
+
   test('blanks around a runtime dir are dropped, as the helper commands drop them: run and helper share one', async () => {
     const dir = join(tempDir(), 'run');
     const c = new Conversation(world({ CURSOR_RESUME_RUNTIME_DIR: ` ${dir} ` }));
