@@ -73,10 +73,21 @@ Examples:
       result.client.close();
       const { pid, version } = result.server;
       if (options.json) {
-        print({ running: true, started: result.started, replaced: result.replaced, pid, version, socketPath: result.paths.socket });
+        print({
+          running: true,
+          started: result.started,
+          replaced: result.replaced !== false,
+          pid,
+          version,
+          socketPath: result.paths.socket,
+        });
         return;
       }
-      const what = result.started ? (result.replaced ? 'replaced a helper of another version and started' : 'started') : 'already running';
+      const replaced = {
+        'another-version': 'replaced a helper of another version and started',
+        stuck: 'replaced a stopped or stuck helper and started',
+      };
+      const what = result.started ? (result.replaced ? replaced[result.replaced] : 'started') : 'already running';
       process.stdout.write(`helper ${what}: pid ${pid}, version ${version}, socket ${result.paths.socket}\n`);
     });
 
@@ -88,7 +99,8 @@ Examples:
       'after',
       `
 Returns once the helper's process has exited. Exit 0 when no helper runs afterwards (also
-when none ran), 1 when it does not stop, answer or exit (the message names its pid).
+when none ran), 1 when it does not stop or exit (the message names its pid) or does not answer
+(the message names its socket).
 
 Examples:
   cursor-resume helper stop

@@ -110,7 +110,15 @@ export type ConnectFailure =
   | 'deferred';
 
 export type ConnectHelperResult =
-  | { ok: true; client: HelperClient; server: HelloReply; paths: RuntimePaths; started: boolean; replaced: boolean }
+  | {
+      ok: true;
+      client: HelperClient;
+      server: HelloReply;
+      paths: RuntimePaths;
+      started: boolean;
+      /** Whether the started helper took the socket of one that answered as another version, or of one that did not answer (stopped or stuck). */
+      replaced: false | 'another-version' | 'stuck';
+    }
   | { ok: false; code: ConnectFailure; reason: string; paths?: RuntimePaths };
 
 type Attempt =
@@ -147,7 +155,7 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
 
   // A helper starting with a turn's record: that record is the next turn's history.
   await handOffsDelivered(paths, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-  let replaced = false;
+  let replaced: false | 'another-version' | 'stuck' = false;
   const first = await attempt(paths, options);
   if (first.kind === 'ok') return ready(first, paths, options, { started: false, replaced });
   if (first.kind === 'mismatch') {
@@ -158,7 +166,7 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
     const stopped = await stopAndWait(first.client, paths, options);
     if (!stopped)
       return { ok: false, code: 'unavailable', reason: `${mismatchReason(first.hello)}, and it did not stop when asked`, paths };
-    replaced = true;
+    replaced = 'another-version';
   } else if (first.kind === 'absent') {
     if (!options.start)
       return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
@@ -166,8 +174,10 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
   } else if (!options.start || first.error.code !== 'timeout') {
     // A helper that refuses us (too many connections, ...) or a socket we may not use: starting another would not help.
     return { ok: false, code: 'unavailable', reason: first.error.message, paths };
+  } else {
+    // A wedged helper (timeout): a new one replaces it after probing it.
+    replaced = 'stuck';
   }
-  // Nothing answers, or a wedged helper (timeout): a new one replaces it after probing it.
 
   const scriptPath = serverScriptPath(options.serverScript);
   if (!fs.existsSync(scriptPath)) return { ok: false, code: 'start-failed', reason: missingProgram(scriptPath), paths };
@@ -438,7 +448,7 @@ async function ready(
   found: { client: HelperClient; hello: HelloReply },
   paths: RuntimePaths,
   options: ConnectHelperOptions,
-  how: { started: boolean; replaced: boolean },
+  how: { started: boolean; replaced: false | 'another-version' | 'stuck' },
 ): Promise<ConnectHelperResult> {
   if (!options.start) return { ok: true, client: found.client, server: found.hello, paths, ...how };
   let hello: HelloReply;

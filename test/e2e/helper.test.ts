@@ -602,7 +602,7 @@ test('a helper of another version is asked to stop and replaced', async (t) => {
 
   const result = await connectHelper({ start: true, env: w.env, serverScript: SERVER });
   assert.ok(result.ok, result.ok ? '' : result.reason);
-  assert.equal(result.replaced, true);
+  assert.equal(result.replaced, 'another-version');
   assert.equal(result.started, true);
   assert.equal(result.server.version, VERSION);
   assert.equal(result.server.protocol, PROTOCOL_VERSION);
@@ -1318,18 +1318,32 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   assert.deepEqual((await limits()).limits, { ttlMs: 10, maxEntries: 1 }, 'the running helper took the lower limits');
 });
 
-test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and what to do', async (t) => {
+test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and what to do; start replaces it and says so', async (t) => {
   const w = world(t);
-  const start = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
-  process.kill(start.pid, 'SIGSTOP');
+  const stopped: number[] = [];
+  const stop = async (): Promise<void> => {
+    const { pid } = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
+    process.kill(pid, 'SIGSTOP');
+    stopped.push(pid);
+  };
   try {
+    await stop();
     for (const args of [['helper', 'stop'], ['helper', 'status'], ['inspect']]) {
       const r = await runCli(args, { env: w.env });
       assert.equal(r.code, 1, args.join(' '));
       assert.ok(r.stderr.includes(w.socket), `${args.join(' ')} names the socket: ${r.stderr}`);
       assert.match(r.stderr, /is stopped or stuck\. `cursor-resume helper start` replaces it/, args.join(' '));
     }
+    const json = await runCli(['helper', 'start', '--json'], { env: w.env });
+    assert.equal(json.code, 0, json.stderr);
+    const started = JSON.parse(json.stdout) as { started: boolean; replaced: boolean; pid: number };
+    assert.deepEqual([started.started, started.replaced], [true, true], 'started, in place of the stopped one');
+    assert.notEqual(started.pid, stopped[0]);
+    await runCli(['helper', 'stop'], { env: w.env });
+    await stop();
+    const text = await runCli(['helper', 'start'], { env: w.env });
+    assert.match(text.stdout, /^helper replaced a stopped or stuck helper and started: pid \d+/);
   } finally {
-    process.kill(start.pid, 'SIGCONT');
+    for (const pid of stopped) process.kill(pid, 'SIGCONT');
   }
 });
