@@ -43,7 +43,9 @@ seed limits (60 minutes, 64 entries). When resume is set nowhere (neither CURSOR
 the file), CURSOR_ACP_SESSION_RESUME decides it; OpenCode's Cursor plugin reads that one too and then
 resumes by itself, so under OpenCode use CURSOR_RESUME_ENABLED or config set resume true.
 
-Exit status: 0; 2 for an unknown setting, a value that is not allowed, or a broken config file.
+Exit status: 0; 1 when set or unset cannot write the config file (its folder, or another writer
+holding its lock over 3 s); 2 for an unknown setting, a value that is not allowed, or a broken
+config file.
 
 Examples:
   cursor-resume config list
@@ -55,12 +57,13 @@ Examples:
   cursor-resume config get agent
   cursor-resume config path`,
     )
-    // `config` alone lists; any other word is a mistake worth naming.
+    // `config` alone lists (`config --json` as `config list --json`); any other word is a mistake worth naming.
     .argument('[command]')
-    .action((command: string | undefined) => {
+    .option('--json', 'with no command: config list --json')
+    .action((command: string | undefined, options: { json?: boolean }) => {
       if (command !== undefined)
         throw new UsageError(`unknown config command "${command}"; use list, get, set, unset or path (cursor-resume config --help)`);
-      listSettings([], {});
+      listSettings([], options);
     });
 
   config

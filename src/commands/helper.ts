@@ -137,12 +137,15 @@ Examples:
     )
     .action(showStatus);
 
-  // `helper` alone shows the status, as `config` alone lists; any other word is a mistake worth naming.
-  helper.argument('[command]').action(async (command: string | undefined) => {
-    if (command !== undefined)
-      throw new UsageError(`unknown helper command "${command}"; use start, stop or status (cursor-resume helper --help)`);
-    await showStatus({});
-  });
+  // `helper` alone shows the status (`helper --json` as `helper status --json`), as `config` alone lists; any other word is a mistake worth naming.
+  helper
+    .argument('[command]')
+    .option('--json', 'with no command: helper status --json')
+    .action(async (command: string | undefined, options: { json?: boolean }) => {
+      if (command !== undefined)
+        throw new UsageError(`unknown helper command "${command}"; use start, stop or status (cursor-resume helper --help)`);
+      await showStatus(options);
+    });
 
   return helper;
 }

@@ -596,6 +596,8 @@ describe('config', { concurrency: true }, () => {
     assert.match(human.stdout, /^resume +true +environment \(CURSOR_ACP_SESSION_RESUME\)$/m);
     assert.match(human.stdout, /^resume +on: CURSOR_ACP_SESSION_RESUME is "1" and CURSOR_RESUME_ENABLED is not set$/m);
     assert.deepEqual((await cli(['config'], env)).stdout, (await cli(['config', 'list'], env)).stdout, 'config alone lists');
+    const listed = await cli(['config', '--json'], env);
+    assert.deepEqual([listed.code, listed.stdout], [0, (await cli(['config', 'list', '--json'], env)).stdout], 'with --json too');
 
     const unset = await cli(['config', 'unset', 'ttlMinutes'], env);
     assert.equal(unset.stdout, `ttlMinutes removed from ${file}; it is back to 60\n`);
@@ -656,6 +658,9 @@ describe('config', { concurrency: true }, () => {
     assert.equal((await cli(['helper', 'status'], env)).code, 3);
     const bare = await cli(['helper'], env);
     assert.deepEqual([bare.code, bare.stdout], [3, (await cli(['helper', 'status'], env)).stdout], '`helper` alone is `helper status`');
+    const bareJson = await cli(['helper', '--json'], env);
+    assert.deepEqual([bareJson.code, bareJson.stdout], [3, (await cli(['helper', 'status', '--json'], env)).stdout], 'with --json too');
+    assert.equal(JSON.parse(bareJson.stdout).running, false);
     assert.equal((await cli(['inspect'], env)).code, 0);
     assert.equal((await cli(['evict', '--all'], env)).code, 0);
     const set = await cli(['config', 'set', 'ttlMinutes', '20'], env);
