@@ -159,13 +159,16 @@ async function loadTurns(files: string[]): Promise<Turn[]> {
       continue;
     }
     const label = file === '-' ? 'stdin' : file;
+    const before = turns.length;
     decodeFrom(data, label)
       .split('\n')
       .forEach((line, i) => {
         if (line.trim() !== '') turns.push({ source: `${label}:${i + 1}`, conversation: parseFrom(line, `${label}:${i + 1}`) });
       });
+    // Named, so meant to hold turns: one that holds none is a mistake, not a source to pass over.
+    if (turns.length === before)
+      throw new UsageError(`no transcripts ${file === '-' ? 'on stdin' : `in ${file}`} (one a line, blank lines aside)`);
   }
-  if (turns.length === 0) throw new UsageError(`no transcripts in ${files.join(', ')}`);
   return turns;
 }
 

@@ -53,7 +53,11 @@ function named<T>(where: string, work: () => T): T {
 
 function relabel(error: TranscriptError, where: string): TranscriptError {
   if (where === '-') return error;
-  return new TranscriptError(`${where}: ${error.message.replace(/^stdin(: | is )/, (_m, sep: string) => (sep === ': ' ? '' : 'it is '))}`);
+  const message = error.message
+    .replace(/^stdin(: | is )/, (_m, sep: string) => (sep === ': ' ? '' : 'it is '))
+    // Advice for stdin; a file is given, not piped.
+    .replace(/: pipe a transcript \((.*)\) into cursor-resume$/, ': a transcript is $1');
+  return new TranscriptError(`${where}: ${message}`);
 }
 
 /** The caller's run line as a run would see it: --model/--workspace options first, then the rest. */

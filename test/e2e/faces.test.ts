@@ -1063,7 +1063,15 @@ describe('simulate', { concurrency: true }, () => {
       [['simulate', '--gap', 'soon', ...files], /--gap: "soon" is not a number of minutes/],
       [['simulate', join(dir, 'nope.json')], /cannot read the transcript .*nope\.json: no such file/],
       [['simulate', write(dir, 'bad.jsonl', `${readFileSync(files[0]!, 'utf8')}\n{"messages": 3}\n`)], /bad\.jsonl:2: /],
-      [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in /],
+      [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in \S+empty\.jsonl \(one a line, blank lines aside\)\n$/],
+      // Named among others: a source that holds nothing is said, not passed over.
+      [['simulate', files[0]!, write(dir, 'blank.jsonl', ' \n'), files[1]!], /no transcripts in \S+blank\.jsonl/],
+      [['simulate', files[0]!, '-'], /^cursor-resume: no transcripts on stdin \(one a line, blank lines aside\)\n$/],
+      // A file is given, not piped: no advice to pipe it.
+      [
+        ['simulate', write(dir, 'empty.json', '')],
+        /^cursor-resume: \S+empty\.json: it is empty: a transcript is a JSON body or a plain-text prompt\n$/,
+      ],
       [
         ['simulate', write(dir, 'conversation.txt', files.map((f) => readFileSync(f, 'utf8')).join('\n'))],
         /^cursor-resume: \S+conversation\.txt looks like JSON Lines \(a JSON object per line\): name it \.jsonl \(or \.ndjson\) to simulate one turn per line\n$/,
