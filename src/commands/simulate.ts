@@ -213,18 +213,24 @@ function isJsonObject(text: string): boolean {
  * and the message it carries right after them when that is cursor's. Another
  * conversation, or a side call (its first system or user message is not turn
  * i's), fails that test and is skipped. `continuedBy` is null when no later turn
- * continues this one.
+ * continues this one. `replies`: every turn's digests as asReplies gives them.
  */
-function scriptedReply(analyses: ReadonlyArray<Analysis>, i: number): { continuedBy: number | null; reply: Message | undefined } {
+function scriptedReply(
+  analyses: ReadonlyArray<Analysis>,
+  replies: ReadonlyArray<string[]>,
+  i: number,
+): { continuedBy: number | null; reply: Message | undefined } {
   const turn = analyses[i]!;
   if (turn.anchor === null) return { continuedBy: null, reply: undefined };
-  // The engine's own prefix proof: a later turn continues this one exactly when a chat that knew this turn could resume it.
+  // A later turn continues this one when it begins with this one's messages, each assistant message
+  // matched as a reply: whether it holds cursor's earlier replies exactly as this turn sent them
+  // along is the engine's to judge (diverged), as a run records a turn whatever the next one holds.
   const known = turn.digests.length;
   for (let j = i + 1; j < analyses.length; j++) {
     const later = analyses[j]!;
     if (
       later.anchor !== turn.anchor ||
-      provePrefix(known, sharedPrefix(turn.digests, later.digests), later.digests.length).verdict !== 'holds'
+      provePrefix(known, sharedPrefix(replies[i]!, replies[j]!), later.digests.length).verdict !== 'holds'
     )
       continue;
     const message = later.conversation.messages[turn.digests.length];
@@ -232,6 +238,10 @@ function scriptedReply(analyses: ReadonlyArray<Analysis>, i: number): { continue
   }
   return { continuedBy: null, reply: undefined };
 }
+
+/** A turn's digests with each assistant message's as a reply (digests.ts): what scriptedReply compares. */
+const asReplies = (analysis: Analysis): string[] =>
+  analysis.digests.map((d, k) => (analysis.conversation.messages[k]!.role === 'assistant' ? analysis.replyDigestAt(k) : d));
 
 interface TurnResult {
   turn: number;
@@ -266,6 +276,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     return { context, analysis: analyzeTurn(turn.conversation, context) };
   });
   const analyses = analysed.map((a) => a.analysis);
+  const replies = analyses.map(asReplies);
   return turns.map((turn, i): TurnResult => {
     if (i > 0) now += gapMs;
     const { context, analysis } = analysed[i]!;
@@ -277,7 +288,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     const plan: Plan = planTurn(analysis, context, { branches });
     // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
     if (plan.decision !== 'fresh') store.lease(plan.anchor, plan.chatId, plan.baseVersion, HOLDER);
-    const { continuedBy, reply } = scriptedReply(analyses, i);
+    const { continuedBy, reply } = scriptedReply(analyses, replies, i);
     let chatId = plan.chatId;
     let recorded = false;
     let note: string;

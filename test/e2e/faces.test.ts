@@ -756,6 +756,37 @@ function threeTurns(dir: string): string[] {
 }
 
 describe('simulate', { concurrency: true }, () => {
+  test("cursor's reply as a later turn carried it is what the chat knows, as in a run: a copy changed after is an edit", async () => {
+    const env = world();
+    const dir = tempDir();
+    const u1 = { role: 'user', content: 'remember: the port is 8080' };
+    const u2 = { role: 'user', content: 'remember: the host is db' };
+    const a2 = { role: 'assistant', content: 'Turn 2 of this chat.' };
+    const u3 = { role: 'user', content: 'What do you remember?' };
+    const files = [
+      write(dir, 't1.json', bodyOf([SYS, u1])),
+      // Turn 2 keeps cursor's first reply with other whitespace: still what cursor replied.
+      write(dir, 't2.json', bodyOf([SYS, u1, { role: 'assistant', content: '  Turn 1 of\nthis chat. ' }, u2])),
+      // Turn 3 has that copy as cursor wrote it: not what turn 2 sent the chat.
+      write(dir, 't3.json', bodyOf([SYS, u1, { role: 'assistant', content: 'Turn 1 of this chat.' }, u2, a2, u3])),
+    ];
+    for (const unsafeDelta of ['fresh', 'resume-full']) {
+      const configured = { ...env, XDG_CONFIG_HOME: tempDir() };
+      assert.equal((await cli(['config', 'set', 'unsafeDelta', unsafeDelta], configured)).code, 0);
+      const r = await cli(['simulate', '--resume-on', '--json', ...files], configured);
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual(
+        (JSON.parse(r.stdout).turns as Array<{ decision: string; reason: string }>).map((t) => [t.decision, t.reason]),
+        [
+          ['fresh', 'no-entry'],
+          ['resume-delta', 'delta'],
+          ['fresh', 'diverged'],
+        ],
+        unsafeDelta,
+      );
+    }
+  });
+
   test('turns in order, with a private cache: human and JSON', async () => {
     const env = world();
     const files = threeTurns(tempDir());
