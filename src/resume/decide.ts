@@ -154,7 +154,9 @@ function describeProof(proof: PrefixProof, analysis: Analysis): string {
       const role = analysis.conversation.messages[at]?.role ?? 'message';
       const how =
         role === 'assistant'
-          ? 'differs from what cursor replied'
+          ? at === proof.known - 1
+            ? 'differs from what cursor replied'
+            : 'differs from the assistant message the chat was sent'
           : role === 'system'
             ? 'differs from the system message the chat was given'
             : 'was edited, removed or reordered';

@@ -128,7 +128,7 @@ function replyOf(text: string, toolCalls: Iterable<ReplyToolCall>, byId: boolean
   return digest.hex();
 }
 
-/** The digest of a reply as cursor produced it; equal to messageDigest of the transcript's copy of it. */
+/** The digest of a reply as cursor produced it; equal to replyDigestAt of the transcript's copy of it. */
 export const assistantDigest = (text: string, toolCalls: ReadonlyArray<ReplyToolCall>): string => replyOf(text, toolCalls, false);
 
 const byCallId = (shape: Shape): boolean => shape === 'opencode-text';

@@ -294,6 +294,15 @@ describe('prefix proof and delta', () => {
     assert.equal(d.decision, 'fresh');
     assert.equal(d.reason, 'diverged');
     assert.match(d.detail, /message 3 \(assistant\) differs from what cursor replied/);
+    // Sent along by a later turn (a fresh chat got all of turn 2), it is a message the chat was sent.
+    const sent = decideFor({ ...turn2, messages: [...turn2.messages, asst('It is 8080.'), user('thanks')] }, [
+      branchAfter(
+        { ...turn2, messages: turn2.messages.map((m) => (m.role === 'assistant' ? asst('Noted!') : m)) },
+        { text: 'It is 8080.' },
+      ),
+    ]);
+    assert.equal(sent.reason, 'diverged');
+    assert.match(sent.detail, /message 3 \(assistant\) differs from the assistant message the chat was sent/);
   });
   test('an edited, removed or reordered earlier message is a divergence', () => {
     const branch = branchAfter(turn1, reply1);

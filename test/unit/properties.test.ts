@@ -39,12 +39,20 @@ interface ATool {
 
 /**
  * The oracle, written independently of src/resume: two messages are "the same" for
- * the chat when cursor would have seen the same thing. Messages the caller wrote
- * must be identical; an assistant message is cursor's reply (its text up to
- * whitespace, its tool calls by id and name).
+ * the chat when cursor would have seen the same thing. Messages the chat was sent
+ * must be identical, an assistant one too (its text and its calls with their
+ * arguments); the one it was not sent, cursor's reply, is matched as cursor wrote it
+ * (its text up to whitespace, its tool calls by id and name).
  */
 const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
-function sameMessage(a: AMsg, b: AMsg): boolean {
+function sameMessage(a: AMsg, b: AMsg, sent: boolean): boolean {
+  if (sent && a.role === 'assistant')
+    return (
+      b.role === 'assistant' &&
+      a.text === b.text &&
+      a.calls.length === b.calls.length &&
+      a.calls.every((c, i) => c.id === b.calls[i]!.id && c.name === b.calls[i]!.name && c.args === b.calls[i]!.args)
+    );
   switch (a.role) {
     case 'system':
       return b.role === 'system' && a.text === b.text;
@@ -175,6 +183,7 @@ type Mutation =
   | { kind: 'truncate'; at: number }
   | { kind: 'whitespace'; at: number }
   | { kind: 'call-id'; at: number }
+  | { kind: 'args'; at: number }
   | { kind: 'tools'; how: 'add' | 'remove' | 'describe' | 'reorder' | 'params'; tool: ATool };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
@@ -186,6 +195,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('whitespace' as const), at: fc.nat(12) }),
   // Weighted up: only this mutation tells a proof that compares call ids from one that ignores them.
   { arbitrary: fc.record({ kind: fc.constant('call-id' as const), at: fc.nat(12) }), weight: 4 },
+  { arbitrary: fc.record({ kind: fc.constant('args' as const), at: fc.nat(12) }), weight: 2 },
   fc.record({ kind: fc.constant('tools' as const), how: fc.constantFrom('add', 'remove', 'describe', 'reorder', 'params'), tool }),
 );
 
@@ -213,7 +223,7 @@ function mutate(messages: AMsg[], tools: ATool[], m: Mutation): { messages: AMsg
       ms.length = Math.min(ms.length, at);
       break;
     case 'whitespace': {
-      // Whitespace changes: allowed inside cursor's replies, an edit anywhere else.
+      // Whitespace changes: allowed inside cursor's last reply, an edit anywhere else.
       const target = ms[at];
       if (target?.role === 'assistant') ms[at] = { ...target, text: `\n ${target.text.replace(/ /g, '\t ')}  ` };
       else if (target?.role === 'user') ms[at] = { ...target, segments: target.segments.map((s) => `${s} `) };
@@ -226,6 +236,15 @@ function mutate(messages: AMsg[], tools: ATool[], m: Mutation): { messages: AMsg
       const i = withCalls[withCalls.length - 1 - (m.at % withCalls.length)]!;
       const target = ms[i] as AMsg & { role: 'assistant' };
       ms[i] = { ...target, calls: target.calls.map((c, k) => (k === 0 ? { ...c, id: `${c.id}_other` } : c)) };
+      break;
+    }
+    case 'args': {
+      // Only the arguments of one tool call change: cursor's last reply may carry them mapped, a message the chat was sent may not.
+      const withCalls = ms.flatMap((msg, i) => (msg.role === 'assistant' && msg.calls.length > 0 ? [i] : []));
+      if (withCalls.length === 0) break;
+      const i = withCalls[withCalls.length - 1 - (m.at % withCalls.length)]!;
+      const target = ms[i] as AMsg & { role: 'assistant' };
+      ms[i] = { ...target, calls: target.calls.map((c, k) => (k === 0 ? { ...c, args: `{"mapped":${c.args}}` } : c)) };
       break;
     }
     case 'tools':
@@ -358,7 +377,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
           const { sequence } = chosen;
           assert.ok(next.messages.length > sequence.length, 'the transcript adds to what the chat knows');
           for (let i = 0; i < sequence.length; i++) {
-            assert.ok(sameMessage(sequence[i]!, next.messages[i]!), `message ${i} is what the chat knows`);
+            assert.ok(sameMessage(sequence[i]!, next.messages[i]!, i < sequence.length - 1), `message ${i} is what the chat knows`);
           }
           assert.ok(sameTools(chosen.tools, next.tools), 'the same tool definitions');
           assert.ok(isSafeChatId(decision.chatId));
