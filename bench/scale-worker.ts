@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { parseCallerArgs } from '../src/agent/argv.js';
 import { resolveWorkspace } from '../src/agent/workspace.js';
-import { pack, prefixHash } from '../src/cache/known.js';
+import { knownPrefixHash, pack, prefixHash } from '../src/cache/known.js';
 import type { MatchedBranch } from '../src/cache/types.js';
 import { resolveSettings } from '../src/config.js';
 import { analyzeTurn, planTurn, type TurnContext } from '../src/turn/plan.js';
@@ -35,8 +35,9 @@ const context: TurnContext = {
 };
 const analysis = analyzeTurn(conversation, context);
 const t3 = now();
-// What the client does with a lookup's branch: its own prefix hash at the branch's count, compared.
-const matched = prefixHash(pack(analysis.digests), knownCount) === knownPrefix ? knownCount : 0;
+// What the client does with a lookup's branch: its own prefix hash at the branch's count (the last message as cursor's reply), compared.
+const matched =
+  knownPrefixHash(pack(analysis.digests), knownCount, analysis.replyDigestAt(knownCount - 1)) === knownPrefix ? knownCount : 0;
 const branch: MatchedBranch = {
   anchor: analysis.anchor!,
   chatId: 'bench-chat',

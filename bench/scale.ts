@@ -12,11 +12,12 @@ import { parseCallerArgs } from '../src/agent/argv.js';
 import { resolveSettings } from '../src/config.js';
 import { connectHelper } from '../src/helper/launcher.js';
 import { analyzeTurn } from '../src/turn/plan.js';
-import { messageDigests } from '../src/resume/digests.js';
+import { messageDigests, replyDigestAt } from '../src/resume/digests.js';
 import { parseTranscript } from '../src/transcript/parse.js';
 import { bigLayoutPrompt, bigTranscript, shortHistory } from './lib/big-transcript.js';
 import { Conversation, STREAM_ARGS, replyOf } from './lib/conversation.js';
 import type { BenchOutcome, Row } from './lib/report.js';
+import type { Conversation as Transcript } from '../src/transcript/types.js';
 import { formatBytes, median, round } from './lib/stats.js';
 import { ROOT, Sandbox, expectOk, runCli, runProcess, type Snapshot } from './lib/world.js';
 import { monotonicMs } from '../src/monotonic.js';
@@ -73,7 +74,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
         env,
         workspace: sandbox.workspace,
       });
-      const known = analysis.digests.slice(0, -1).join('');
+      const known = knownBefore(analysis.conversation).join('');
       const knownFile = join(sandbox.dir, `known-${messages}.txt`);
       writeFileSync(knownFile, known);
       const recorded = await client.recordTurn({
@@ -83,7 +84,7 @@ export async function scaleBench(snapshot: Snapshot, options: { quick: boolean }
         workspace: analysis.workspace,
         model: analysis.model,
         digests: analysis.digests.slice(0, -2),
-        reply: analysis.digests.at(-2)!,
+        reply: analysis.replyDigestAt(analysis.digests.length - 2),
         base: null,
         savedBytes: 0,
         outcome: 'success',
@@ -185,6 +186,12 @@ async function workerRuns(file: string, knownFile: string, reps: number): Promis
   return runs;
 }
 
+/** What a chat knows after the turn before a transcript's last message: every message but that one, the last of them cursor's reply. */
+function knownBefore(conversation: Transcript): string[] {
+  const digests = messageDigests(conversation);
+  return [...digests.slice(0, -2), replyDigestAt(conversation, digests.length - 2)];
+}
+
 /** Each size as the OpenCode plugin's flattened prompt, in the same worker (its branch knows all but the last message). */
 async function layoutSizes(sandbox: Sandbox, reps: number, notes: string[]): Promise<LayoutResult[]> {
   const results: LayoutResult[] = [];
@@ -193,7 +200,7 @@ async function layoutSizes(sandbox: Sandbox, reps: number, notes: string[]): Pro
     const text = bigLayoutPrompt(messages, sandbox.workspace);
     writeFileSync(file, text);
     const knownFile = join(sandbox.dir, `layout-known-${messages}.txt`);
-    writeFileSync(knownFile, messageDigests(parseTranscript(text)).slice(0, -1).join(''));
+    writeFileSync(knownFile, knownBefore(parseTranscript(text)).join(''));
     const runs = await workerRuns(file, knownFile, reps);
     if (runs.some((r) => r.decision !== 'resume-delta'))
       notes.push(`${messages} messages in the plugin layout: in-process decision was ${runs[0]!.decision}`);
