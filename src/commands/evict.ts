@@ -39,7 +39,9 @@ Examples:
     )
     .action(async (anchor: string | undefined, options: { all?: boolean; json?: boolean }) => {
       const prefix = target(anchor, options.all === true);
-      let probe = await probeHelper({ env: findingEnv() });
+      // Once: it says on stderr what it ignores.
+      const env = findingEnv();
+      let probe = await probeHelper({ env });
       let mark: string | null = null;
       if (!probe.running && !('error' in probe) && prefix === null) {
         // Nothing is cached, but a first turn running now records through the helper it starts as it
@@ -47,7 +49,7 @@ Examples:
         try {
           // A helper that began to listen meanwhile took the marks before ours: it is asked instead.
           mark = markForgetAllNow(probe.paths);
-          if (mark !== null) probe = await probeHelper({ env: findingEnv() });
+          if (mark !== null) probe = await probeHelper({ env });
         } catch (error) {
           throw new CliError(
             `no helper running, and a turn running now could not be kept from recording its chat: ${(error as Error).message}`,

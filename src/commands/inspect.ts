@@ -9,7 +9,7 @@ import { handsOver } from '../agent/argv.js';
 import { CliError, UsageError } from '../errors.js';
 import type { MatchedBranch } from '../cache/types.js';
 import { describeResume, resolveSettings, type Resolved } from '../config.js';
-import { findingEnv } from '../turn/helper-env.js';
+import { findingEnv, sayIgnoredEnvLimits } from '../turn/helper-env.js';
 import { isSameVersion } from '../helper/client.js';
 import { probeHelper } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
@@ -79,7 +79,9 @@ Examples:
         return;
       }
       // Explaining a decision needs the settings a run would use (and refuses a config file a run refuses).
-      await explain(options.transcript, options, rest, resolveSettings(process.env, {}));
+      const resolved = resolveSettings(process.env, {});
+      sayIgnoredEnvLimits();
+      await explain(options.transcript, options, rest, resolved);
     });
 }
 

@@ -18,7 +18,7 @@ import { CliError, UsageError } from '../errors.js';
 import { pack } from '../cache/known.js';
 import { BranchStore } from '../cache/store.js';
 import { describeResume, resolveSettings, type Settings } from '../config.js';
-import { limitsFor } from '../turn/helper-env.js';
+import { limitsFor, sayIgnoredEnvLimits } from '../turn/helper-env.js';
 import { analyzeTurn, cacheUse, planTurn, type Plan } from '../turn/plan.js';
 import { knownAfter, recordFor } from '../turn/record.js';
 import { recordBase } from '../helper/client.js';
@@ -99,6 +99,7 @@ Examples:
       // --resume-on counts as a run-line flag would: it wins over every other source.
       const resolved = resolveSettings(process.env, options.resumeOn ? { resume: true } : {});
       const { settings } = resolved;
+      sayIgnoredEnvLimits();
       const turns = await loadTurns(files);
       const results = simulate(turns, options, settings, process.env, gapMs);
       const difference = expected === undefined ? null : firstDifference(expected, results);

@@ -5,7 +5,7 @@
 // they look where a run looks.
 import { resolveRunSettings, type Settings } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { envLimits, lowered, SEED_LIMITS, type Limits } from '../cache/limits.js';
+import { envLimits, ignoredEnvLimits, lowered, SEED_LIMITS, type Limits } from '../cache/limits.js';
 import { envValue } from '../env-value.js';
 
 export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
@@ -16,6 +16,14 @@ export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.e
   out.CURSOR_RESUME_TTL_MS = String(limits.ttlMs);
   out.CURSOR_RESUME_MAX_ENTRIES = String(limits.maxEntries);
   return out;
+}
+
+/**
+ * For the commands that refuse a bad setting (simulate, inspect --transcript): the limits the
+ * environment sets wrong are no settings, and are ignored as a run ignores them, said on stderr.
+ */
+export function sayIgnoredEnvLimits(env: NodeJS.ProcessEnv = process.env): void {
+  for (const line of ignoredEnvLimits(env)) process.stderr.write(`cursor-resume: ${line}\n`);
 }
 
 /** The cache limits a run asks for: the settings', lowered further by the environment's (cache/limits.ts). */

@@ -211,7 +211,7 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
     assert.equal(existsSync(join(cwd, 'relative')), false, 'no helper folder made of the relative path');
   });
 
-  test('a cache limit in the environment that asks for nothing is said once, on a run and on the helper commands', async () => {
+  test('a cache limit in the environment that asks for nothing is said once, on a run, the helper commands (evict --all looks twice), inspect --transcript and simulate', async () => {
     for (const [variable, value, unit] of [
       ['CURSOR_RESUME_TTL_MS', 'abc', 'milliseconds'],
       ['CURSOR_RESUME_MAX_ENTRIES', '0', 'branches'],
@@ -222,8 +222,18 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
       const turn = await runCli(['--print', 'hello'], { env });
       assert.equal(turn.code, 0, turn.stderr);
       assert.equal(turn.stderr, line);
-      const status = await runCli(['helper', 'status'], { env });
-      assert.equal(status.stderr, line, `${variable}=${value}`);
+      const transcript = join(tempDir(), 'turn.json');
+      writeFileSync(transcript, JSON.stringify({ messages: [{ role: 'user', content: 'hello' }] }));
+      for (const args of [
+        ['helper', 'status'],
+        ['evict', '--all'],
+        ['inspect'],
+        ['inspect', '--transcript', transcript],
+        ['simulate', transcript],
+      ]) {
+        const r = await runCli(args, { env });
+        assert.equal(r.stderr, line, `${args.join(' ')}, ${variable}=${value}`);
+      }
     }
   });
 
