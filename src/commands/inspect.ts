@@ -460,7 +460,15 @@ function render(view: Explanation): string {
     `${c.bold(decision.decision === 'fresh' ? bad(decision.decision) : good(decision.decision))} (${decision.reason}): ${decision.detail}`,
   );
   if (decision.detail !== REASONS[decision.reason]) sub('reason', REASONS[decision.reason]);
-  sub('chat', decision.chatId ?? (decision.record ? 'a new chat (its ID is recorded after the turn)' : 'a new chat, not recorded'));
+  sub(
+    'chat',
+    decision.chatId ??
+      (decision.reason === 'caller-resume'
+        ? "the caller's, as its --resume or --continue names it; not recorded"
+        : decision.record
+          ? 'a new chat (its ID is recorded after the turn)'
+          : 'a new chat, not recorded'),
+  );
   sub('argv', shellQuote(decision.argv) || '(none)');
   return fields(rows);
 }

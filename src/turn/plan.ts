@@ -50,9 +50,10 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
  * and `why` says so (inspect shows it).
  */
 export function cacheUse(analysis: Analysis, context: TurnContext): { asked: true; anchor: string } | { asked: false; why: string } {
+  // In decide()'s order, so that inspect gives one reason.
+  if (context.caller.callerResume) return { asked: false, why: 'the caller chose the chat' };
   if (analysis.conversation.shape === 'text') return { asked: false, why: 'plain text is never resumed' };
   if (!context.settings.resume) return { asked: false, why: 'resume is off' };
-  if (context.caller.callerResume) return { asked: false, why: 'the caller chose the chat' };
   if (analysis.sideCall) return { asked: false, why: 'a side call never touches the cache' };
   if (analysis.anchor === null) return { asked: false, why: 'there is no anchor' };
   return { asked: true, anchor: analysis.anchor };
