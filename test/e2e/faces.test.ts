@@ -236,6 +236,21 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     assert.equal(c.lastTrace().fullPromptBytes, view.prompt.fullBytes);
   });
 
+  test('a line that names its chat: one reason, whatever the transcript and the switch', async () => {
+    const { env, dir } = await filledCache();
+    const text = write(dir, 'prompt.txt', 'remember: x');
+    for (const [what, off] of [
+      ['plain text, resume on', env],
+      ['plain text, resume off', { ...env, CURSOR_RESUME_ENABLED: 'off' }],
+    ] as const) {
+      const r = await cli(['inspect', '--transcript', text, '--', '--resume', 'abc'], off);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /^cache +not consulted: the caller chose the chat$/m, what);
+      assert.match(r.stdout, /^decision +fresh \(caller-resume\)/m, what);
+      assert.match(r.stdout, /^ +chat +the caller's, as its --resume or --continue names it; not recorded$/m, what);
+    }
+  });
+
   test('resume off: disabled, and the cache is not consulted', async () => {
     const { c, env, dir } = await filledCache();
     c.messages.push({ role: 'user', content: 'next' });
