@@ -621,6 +621,7 @@ describe('config', { concurrency: true }, () => {
       unset.stderr,
       'cursor-resume: note: a helper running now keeps its lower ttlMinutes until it exits; cursor-resume helper stop ends it (the next turn starts another)\n',
     );
+    assert.equal((await cli(['config', 'set', 'maxEntries', '9'], env)).stderr, '', 'set where the default was: lower');
     const lowered = await cli(['config', 'set', 'maxEntries', '8'], env);
     assert.equal(lowered.stderr, '', 'a lower limit reaches a running helper with the next turn: nothing to say');
     assert.match((await cli(['config', 'set', 'maxEntries', '9'], env)).stderr, /keeps its lower maxEntries until it exits/);
