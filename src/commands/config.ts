@@ -7,6 +7,7 @@ import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, UsageError } from '../errors.js';
+import { passJsonOn } from './json-option.js';
 import {
   SETTINGS,
   configFile,
@@ -59,7 +60,7 @@ Examples:
     )
     // `config` alone lists (`config --json` as `config list --json`); any other word is a mistake worth naming.
     .argument('[command]')
-    .option('--json', 'with no command: config list --json')
+    .option('--json', 'alone: config list --json; before a command: that command with --json')
     .action((command: string | undefined, options: { json?: boolean }) => {
       if (command !== undefined)
         throw new UsageError(`unknown config command "${command}"; use list, get, set, unset or path (cursor-resume config --help)`);
@@ -164,7 +165,7 @@ Examples:
       process.stdout.write(`${configFile()}\n`);
     });
 
-  return config;
+  return passJsonOn(config);
 }
 
 function listSettings(rest: string[], options: { json?: boolean }): void {

@@ -5,6 +5,7 @@
 //           1 when the runtime dir is unusable. Never starts one.
 import type { Command } from 'commander';
 import { CliError, QuietExit, UsageError } from '../errors.js';
+import { passJsonOn } from './json-option.js';
 import { findingEnv } from '../turn/helper-env.js';
 import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
 import type { StatsReply } from '../helper/protocol.js';
@@ -140,14 +141,14 @@ Examples:
   // `helper` alone shows the status (`helper --json` as `helper status --json`), as `config` alone lists; any other word is a mistake worth naming.
   helper
     .argument('[command]')
-    .option('--json', 'with no command: helper status --json')
+    .option('--json', 'alone: helper status --json; before a command: that command with --json')
     .action(async (command: string | undefined, options: { json?: boolean }) => {
       if (command !== undefined)
         throw new UsageError(`unknown helper command "${command}"; use start, stop or status (cursor-resume helper --help)`);
       await showStatus(options);
     });
 
-  return helper;
+  return passJsonOn(helper);
 }
 
 async function showStatus(options: { json?: boolean }): Promise<void> {

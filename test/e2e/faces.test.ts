@@ -613,6 +613,17 @@ describe('config', { concurrency: true }, () => {
     assert.deepEqual((await cli(['config'], env)).stdout, (await cli(['config', 'list'], env)).stdout, 'config alone lists');
     const listed = await cli(['config', '--json'], env);
     assert.deepEqual([listed.code, listed.stdout], [0, (await cli(['config', 'list', '--json'], env)).stdout], 'with --json too');
+    // --json before the command's name goes to it, or is refused where it prints no JSON.
+    assert.deepEqual((await cli(['config', '--json', 'list'], env)).stdout, listed.stdout);
+    assert.deepEqual(
+      (await cli(['config', '--json', 'get', 'resume'], env)).stdout,
+      (await cli(['config', 'get', 'resume', '--json'], env)).stdout,
+    );
+    const path = await cli(['config', '--json', 'path'], env);
+    assert.deepEqual(
+      [path.code, path.stdout, path.stderr],
+      [2, '', 'cursor-resume: config path prints no JSON: drop --json (it goes with config list, config get)\n'],
+    );
 
     const unset = await cli(['config', 'unset', 'ttlMinutes'], env);
     assert.equal(unset.stdout, `ttlMinutes removed from ${file}; it is back to 60\n`);
@@ -677,6 +688,7 @@ describe('config', { concurrency: true }, () => {
     const bareJson = await cli(['helper', '--json'], env);
     assert.deepEqual([bareJson.code, bareJson.stdout], [3, (await cli(['helper', 'status', '--json'], env)).stdout], 'with --json too');
     assert.equal(JSON.parse(bareJson.stdout).running, false);
+    assert.deepEqual((await cli(['helper', '--json', 'status'], env)).stdout, bareJson.stdout, '--json before the command goes to it');
     assert.equal((await cli(['inspect'], env)).code, 0);
     assert.equal((await cli(['evict', '--all'], env)).code, 0);
     const set = await cli(['config', 'set', 'ttlMinutes', '20'], env);
