@@ -195,7 +195,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('whitespace' as const), at: fc.nat(12) }),
   // Weighted up: only this mutation tells a proof that compares call ids from one that ignores them.
   { arbitrary: fc.record({ kind: fc.constant('call-id' as const), at: fc.nat(12) }), weight: 4 },
-  { arbitrary: fc.record({ kind: fc.constant('args' as const), at: fc.nat(12) }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('args' as const), at: fc.nat(12) }), weight: 4 },
   fc.record({ kind: fc.constant('tools' as const), how: fc.constantFrom('add', 'remove', 'describe', 'reorder', 'params'), tool }),
 );
 
