@@ -36,26 +36,25 @@ export function lowered(current: Limits, asked: Partial<Limits>): Limits {
 /** The variables that lower the limits, and what each counts. */
 const LIMIT_VARIABLES = { ttlMs: ['CURSOR_RESUME_TTL_MS', 'milliseconds'], maxEntries: ['CURSOR_RESUME_MAX_ENTRIES', 'branches'] } as const;
 
-/** A limit variable's value: a number of at least 1 (its whole part), else undefined (unset, or not allowed). */
-function limitIn(env: NodeJS.ProcessEnv, variable: string): number | undefined {
-  const n = Math.floor(Number(envValue(env[variable])));
-  return envValue(env[variable]) !== undefined && Number.isFinite(n) && n >= 1 ? n : undefined;
+/** A limit variable's value (envValue'd): a number of at least 1 (its whole part), else undefined (unset, or not allowed). */
+function limitOf(given: string | undefined): number | undefined {
+  const n = Math.floor(Number(given));
+  return given !== undefined && Number.isFinite(n) && n >= 1 ? n : undefined;
 }
 
 /** The limits CURSOR_RESUME_TTL_MS and CURSOR_RESUME_MAX_ENTRIES ask for (tests, advanced use): whole positive numbers, else not asked. */
 export function envLimits(env: NodeJS.ProcessEnv): Partial<Limits> {
-  const ttlMs = limitIn(env, LIMIT_VARIABLES.ttlMs[0]);
-  const maxEntries = limitIn(env, LIMIT_VARIABLES.maxEntries[0]);
+  const ttlMs = limitOf(envValue(env[LIMIT_VARIABLES.ttlMs[0]]));
+  const maxEntries = limitOf(envValue(env[LIMIT_VARIABLES.maxEntries[0]]));
   return { ...(ttlMs !== undefined ? { ttlMs } : {}), ...(maxEntries !== undefined ? { maxEntries } : {}) };
 }
 
 /** One line for each limit variable that is set but asks for nothing (it is ignored), in the words of an ignored setting. */
 export function ignoredEnvLimits(env: NodeJS.ProcessEnv): string[] {
-  return Object.values(LIMIT_VARIABLES).flatMap(([variable, unit]) =>
-    envValue(env[variable]) !== undefined && limitIn(env, variable) === undefined
-      ? [
-          `ignoring ${variable}: ${JSON.stringify(envValue(env[variable]))} is not a number of ${unit} of at least 1; unset ${variable} or fix its value`,
-        ]
-      : [],
-  );
+  return Object.values(LIMIT_VARIABLES).flatMap(([variable, unit]) => {
+    const given = envValue(env[variable]);
+    return given !== undefined && limitOf(given) === undefined
+      ? [`ignoring ${variable}: ${JSON.stringify(given)} is not a number of ${unit} of at least 1; unset ${variable} or fix its value`]
+      : [];
+  });
 }
