@@ -154,7 +154,7 @@ export const messageDigests = (conversation: Conversation): string[] => conversa
 export function replyDigestAt(conversation: Conversation, index: number): string {
   const message = conversation.messages[index]!;
   if (message.role !== 'assistant') return messageDigest(message);
-  return replyOf(joinedTexts(message.parts), callsOf(message.parts), byCallId(conversation.shape));
+  return replyOf(joinedTexts(message.parts, ' '), callsOf(message.parts), byCallId(conversation.shape));
 }
 
 export function messageDigest(message: Message): string {
@@ -179,11 +179,7 @@ export function messageDigest(message: Message): string {
  * apart from a reply's digest, so that neither can stand for the other.
  */
 function sentAssistantDigest(parts: ReadonlyArray<Part>): string {
-  let texts: string | undefined;
-  for (const p of parts) {
-    if (p.type === 'text') texts = texts === undefined ? p.text : `${texts}\n${p.text}`;
-  }
-  const digest = new Digest('assistant').tag('S').text(texts ?? '');
+  const digest = new Digest('assistant').tag('S').text(joinedTexts(parts, '\n'));
   for (const call of callsOf(parts)) digest.tag('C').text(call.id).text(call.name).value(call.input);
   return digest.hex();
 }
@@ -193,11 +189,11 @@ function* callsOf(parts: ReadonlyArray<Part>): Generator<Extract<Part, { type: '
   for (const p of parts) if (p.type === 'tool-call') yield p;
 }
 
-/** The texts of a message's parts joined by a space; the one text itself when there is one (most messages). */
-function joinedTexts(parts: ReadonlyArray<Part>): string {
+/** The texts of a message's parts joined by `separator`; the one text itself when there is one (most messages). */
+function joinedTexts(parts: ReadonlyArray<Part>, separator: string): string {
   let joined: string | undefined;
   for (const p of parts) {
-    if (p.type === 'text') joined = joined === undefined ? p.text : `${joined} ${p.text}`;
+    if (p.type === 'text') joined = joined === undefined ? p.text : `${joined}${separator}${p.text}`;
   }
   return joined ?? '';
 }
