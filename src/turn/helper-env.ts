@@ -18,12 +18,17 @@ export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.e
   return out;
 }
 
+/** One line of what is ignored, on stderr. */
+const warn = (line: string): void => {
+  process.stderr.write(`cursor-resume: ${line}\n`);
+};
+
 /**
  * For the commands that refuse a bad setting (simulate, inspect --transcript): the limits the
  * environment sets wrong are no settings, and are ignored as a run ignores them, said on stderr.
  */
 export function sayIgnoredEnvLimits(env: NodeJS.ProcessEnv = process.env): void {
-  for (const line of ignoredEnvLimits(env)) process.stderr.write(`cursor-resume: ${line}\n`);
+  for (const line of ignoredEnvLimits(env)) warn(line);
 }
 
 /** The cache limits a run asks for: the settings', lowered further by the environment's (cache/limits.ts). */
@@ -37,9 +42,6 @@ export function limitsFor(settings: Settings, env: NodeJS.ProcessEnv): Limits {
  * looking at the helper, so it is ignored as a run ignores it, and said on stderr.
  */
 export function findingEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const warn = (line: string): void => {
-    process.stderr.write(`cursor-resume: ${line}\n`);
-  };
   try {
     const { settings, ignored } = resolveRunSettings(env, {});
     for (const line of ignored) warn(line);
