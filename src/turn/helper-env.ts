@@ -3,8 +3,8 @@
 // cache limits, which the config file may lower but a lower value already in the
 // environment (tests) still wins. The faces (inspect, evict, helper) use this so
 // they look where a run looks.
-import { resolveRunSettings, type Settings } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { configFile, resolveRunSettings, type RunSettings, type Settings } from '../config.js';
+import { CliError, ConfigError } from '../errors.js';
 import { envLimits, ignoredEnvLimits, lowered, SEED_LIMITS, type Limits } from '../cache/limits.js';
 import { envValue } from '../env-value.js';
 
@@ -40,16 +40,26 @@ export function limitsFor(settings: Settings, env: NodeJS.ProcessEnv): Limits {
  * The helper environment for commands that only find, stop or read the helper
  * (helper, inspect, evict): a bad setting must not keep a person from stopping or
  * looking at the helper, so it is ignored as a run ignores it, and said on stderr.
+ * The one exception is where to look: a run with an unusable runtimeDir uses no
+ * helper at all, so these commands fail (exit 1) rather than act on one in the
+ * default folder, as they do for an unusable CURSOR_RESUME_RUNTIME_DIR.
  */
 export function findingEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  let found: RunSettings;
   try {
-    const { settings, ignored } = resolveRunSettings(env, {});
-    for (const line of ignored) warn(line);
-    return helperEnv(settings, env);
+    found = resolveRunSettings(env, {});
   } catch (error) {
     // Only an unusable agent setting or config file gets here: neither says where the helper is.
     if (!(error instanceof ConfigError)) throw error;
     warn(`ignoring the config file: ${error.message}`);
     return env;
   }
+  for (const line of found.ignored) warn(line);
+  // A bad environment value is named by the runtime paths themselves (helper/paths.ts).
+  if (found.runtimeDirIgnored && envValue(env.CURSOR_RESUME_RUNTIME_DIR) === undefined) {
+    throw new CliError(
+      `the runtimeDir setting in ${configFile()} is not usable (see above), so no helper is looked for and runs use no cache; fix it with cursor-resume config set runtimeDir /an/absolute/path, or cursor-resume config unset runtimeDir`,
+    );
+  }
+  return helperEnv(found.settings, env);
 }

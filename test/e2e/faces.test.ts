@@ -397,7 +397,8 @@ describe('evict', { concurrency: true }, () => {
     const env = world();
     const c = new Conversation(env);
     c.messages.push({ role: 'user', content: 'remember: the db is pg' });
-    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1000' } });
+    // Long enough for two evicts on a loaded machine: the helper starts only once the turn ends.
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=3000' } });
     let ended = false;
     void slow.then(() => (ended = true));
     await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 1);

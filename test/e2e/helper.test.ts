@@ -995,6 +995,40 @@ test('a relative CURSOR_RESUME_RUNTIME_DIR is refused at once, naming it, and no
   assert.equal(fs.existsSync(path.join('/', name)), false);
 });
 
+test("a relative runtimeDir in the config file: the helper commands fail naming it, leaving the default folder's helper alone", async (t) => {
+  const xdg = tempDir('cr-xdg-');
+  const env = defaultsWorld(t, { XDG_RUNTIME_DIR: xdg }, path.join(xdg, 'cursor-resume'));
+  const before = await helperCli(['start', '--json'], env);
+  assert.equal(before.code, 0, before.stderr);
+  const { pid } = JSON.parse(before.stdout);
+  const file = path.join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, '{"runtimeDir":"relative/dir"}\n');
+  // A run with this file uses no helper at all, so no command may act on the default folder's.
+  for (const args of [
+    ['helper', 'status'],
+    ['helper', 'start'],
+    ['helper', 'stop', '--json'],
+    ['evict', '--all'],
+    ['inspect', '--json'],
+  ]) {
+    const r = await runCli(args, { env });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '', args.join(' '));
+    assert.match(r.stderr, /ignoring runtimeDir \(in .*config\.json\): must be an absolute path/, args.join(' '));
+    assert.ok(
+      r.stderr.includes(
+        `the runtimeDir setting in ${file} is not usable (see above), so no helper is looked for and runs use no cache; fix it with`,
+      ),
+      `${args.join(' ')}: ${r.stderr}`,
+    );
+  }
+  fs.writeFileSync(file, '{}\n');
+  const after = await helperCli(['status', '--json'], env);
+  assert.equal(after.code, 0, after.stderr);
+  assert.equal(JSON.parse(after.stdout).pid, pid, 'the same helper still runs, its cache untouched');
+});
+
 test('a started helper that exits at once with nothing answering fails the start without waiting for the deadline', async (t) => {
   const w = world(t);
   const quitter = path.join(tempDir(), 'quitter.cjs');
