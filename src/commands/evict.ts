@@ -20,7 +20,7 @@ export function addEvictCommand(program: Command): Command {
     .description('forget cached conversations: their next turn starts a fresh chat')
     .argument('[anchor]', `an anchor, or a prefix of at least ${MIN_PREFIX} hex characters naming one (see cursor-resume inspect)`)
     .option('--all', 'forget every conversation, and what the turns running now would record')
-    .option('--json', 'print one JSON object')
+    .option('--json', 'print one JSON object: running, evicted, and anchor (the one evicted, or null), or with --all, all and marked')
     .addHelpText(
       'after',
       `
@@ -61,7 +61,7 @@ Examples:
           throw new CliError(`cannot reach the helper: ${probe.error}`);
         }
         const marked = mark !== null;
-        if (options.json) printJson({ running: false, evicted: 0, ...(marked ? { marked } : {}) });
+        if (options.json) printJson({ running: false, evicted: 0, ...scope(prefix, null, marked) });
         else
           process.stdout.write(
             `no helper running: nothing is cached, nothing to evict${marked ? '; no turn running now will record its chat' : ''}\n`,
@@ -74,7 +74,10 @@ Examples:
         if (prefix === null) {
           evicted = await probe.client.evict({ all: true });
           // Told directly: the mark is not needed (one of another version does not take marks: left for the next helper).
-          if (mark !== null && isSameVersion(probe.hello)) removeMark(mark);
+          if (mark !== null && isSameVersion(probe.hello)) {
+            removeMark(mark);
+            mark = null;
+          }
         } else {
           anchors = [...new Set((await probe.client.list()).map((b) => b.anchor).filter((a) => a.startsWith(prefix)))].sort();
           if (anchors.length > 1) {
@@ -86,7 +89,7 @@ Examples:
           evicted = anchors.length === 0 ? 0 : await probe.client.evict({ anchorPrefix: anchors[0]! });
         }
         if (options.json) {
-          printJson({ running: true, evicted, ...(prefix === null ? { all: true } : { anchor: anchors[0] ?? null }) });
+          printJson({ running: true, evicted, ...scope(prefix, anchors[0] ?? null, mark !== null) });
         } else if (prefix === null) {
           process.stdout.write(`evicted ${plural(evicted, 'branch', 'branches')}: the cache is empty\n`);
         } else if (anchors.length === 0) {
@@ -103,6 +106,11 @@ Examples:
         probe.client.close();
       }
     });
+}
+
+/** What `--json` says was asked, in one shape with or without a helper: --all and whether a mark is left, or the anchor evicted. */
+function scope(prefix: string | null, anchor: string | null, marked: boolean): { all: true; marked: boolean } | { anchor: string | null } {
+  return prefix === null ? { all: true, marked } : { anchor };
 }
 
 /** The anchor prefix to evict (lowercase), or null for --all. */

@@ -360,7 +360,9 @@ describe('evict', { concurrency: true }, () => {
     const r = await cli(['evict', '--all'], env);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'no helper running: nothing is cached, nothing to evict\n');
-    assert.deepEqual(json(await cli(['evict', 'abcd', '--json'], env)), { running: false, evicted: 0 });
+    // One shape with or without a helper: what was asked (the anchor evicted, or --all and whether a mark is left).
+    assert.deepEqual(json(await cli(['evict', 'abcd', '--json'], env)), { running: false, evicted: 0, anchor: null });
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: false, evicted: 0, all: true, marked: false });
     assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no runtime folder made: no turn runs without one');
   });
 
@@ -370,6 +372,7 @@ describe('evict', { concurrency: true }, () => {
     const none = await cli(['evict', miss], env);
     assert.equal(none.code, 0, none.stderr);
     assert.match(none.stdout, /^no cached conversation has an anchor beginning ffff|^no cached conversation has an anchor beginning 0000/);
+    assert.deepEqual(json(await cli(['evict', miss, '--json'], env)), { running: true, evicted: 0, anchor: null });
     const r = await cli(['evict', anchor.slice(0, 8).toUpperCase()], env);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `evicted 2 branches of ${anchor}\n`);
@@ -377,7 +380,7 @@ describe('evict', { concurrency: true }, () => {
     // The next turn of that conversation starts a fresh chat.
     await c.turn('and now?');
     assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['fresh', 'no-entry']);
-    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 1, all: true });
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 1, all: true, marked: false });
     const again = await cli(['evict', '--all'], env);
     assert.equal(again.stdout, 'evicted 0 branches: the cache is empty\n');
   });
@@ -387,7 +390,7 @@ describe('evict', { concurrency: true }, () => {
     c.messages.push({ role: 'user', content: 'remember: the db is pg' });
     const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1000' } });
     await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 3);
-    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 2, all: true });
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 2, all: true, marked: false });
     const late = await slow;
     assert.equal(late.code, 0, late.stderr);
     assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, [], 'its record was refused');
@@ -402,7 +405,7 @@ describe('evict', { concurrency: true }, () => {
     let ended = false;
     void slow.then(() => (ended = true));
     await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 1);
-    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: false, evicted: 0, marked: true });
+    assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: false, evicted: 0, all: true, marked: true });
     const said = await cli(['evict', '--all'], env);
     assert.equal(said.stdout, 'no helper running: nothing is cached, nothing to evict; no turn running now will record its chat\n');
     assert.equal(ended, false, 'the first turn still runs: its helper is not yet started');
