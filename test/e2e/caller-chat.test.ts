@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { STAND_IN, runCli, tempDir, type RunResult } from '../support/cli.js';
+import { STAND_IN, runCli, startGate, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
 import { helperPids, waitFor } from '../support/processes.js';
@@ -38,7 +38,15 @@ async function callerContinues(c: Conversation): Promise<void> {
 }
 
 /** The slow turn of `c` ends well yet caches nothing, and the conversation's next turn finds no entry to resume. */
-async function recordedNothing(env: NodeJS.ProcessEnv, c: Conversation, slow: Promise<RunResult>, why: string): Promise<void> {
+/** Lets the slow turn go on (its stand-in waits at `gate`), then checks its chat was not recorded. */
+async function recordedNothing(
+  env: NodeJS.ProcessEnv,
+  c: Conversation,
+  slow: Promise<RunResult>,
+  gate: { open: () => void },
+  why: string,
+): Promise<void> {
+  gate.open();
   const late = await slow;
   assert.equal(late.code, 0, late.stderr);
   assert.deepEqual(await cachedChats(env), [], why);
@@ -130,14 +138,15 @@ describe('a chat the caller continues itself is forgotten', () => {
     const { c, chatId } = await cached(env, 'alpha');
     c.messages.push({ role: 'user', content: 'remember: gamma' });
     // A turn of the chat, slow: it holds its lease while the caller continues the chat.
-    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
+    const gate = startGate();
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
     const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId], {
       input: 'remember: the caller',
       env: c.env,
     });
     assert.equal(own.code, 0, own.stderr);
-    await recordedNothing(env, c, slow, 'its record was refused, on its base and whole');
+    await recordedNothing(env, c, slow, gate, 'its record was refused, on its base and whole');
   });
 
   for (const how of ['stopped', 'killed'] as const) {
@@ -145,7 +154,8 @@ describe('a chat the caller continues itself is forgotten', () => {
       const env = world();
       const { c, chatId } = await cached(env, 'alpha');
       c.messages.push({ role: 'user', content: 'remember: gamma' });
-      const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'slow=300' } });
+      const gate = startGate();
+      const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
       let ended = false;
       void slow.then(() => (ended = true));
       await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
@@ -158,7 +168,7 @@ describe('a chat the caller continues itself is forgotten', () => {
       if (how === 'stopped') assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
       else for (const pid of helperPids(env.CURSOR_RESUME_RUNTIME_DIR!)) process.kill(pid, 'SIGKILL');
       assert.equal(ended, false, 'the slow turn still runs: it records through a helper it starts');
-      await recordedNothing(env, c, slow, 'its record was refused by the next helper');
+      await recordedNothing(env, c, slow, gate, 'its record was refused by the next helper');
       assert.match((await slow).stderr, /not recorded: the turn of chat \S+ started before every chat was forgotten/);
     });
   }
@@ -168,11 +178,12 @@ describe('a chat the caller continues itself is forgotten', () => {
     const { c } = await cached(env, 'alpha');
     c.messages.push({ role: 'user', content: 'remember: gamma' });
     // Slow to start: it records after the caller's run has ended and forgotten every branch twice.
-    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
+    const gate = startGate();
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
     await callerContinues(c);
     assert.deepEqual(await cachedChats(env), [], 'forgotten before and after the run');
-    await recordedNothing(env, c, slow, 'its record was refused');
+    await recordedNothing(env, c, slow, gate, 'its record was refused');
   });
 
   test('nor can a new chat of a turn running then, which holds no lease (the caller may have continued that very chat)', async () => {
@@ -180,11 +191,12 @@ describe('a chat the caller continues itself is forgotten', () => {
     const { c: a } = await cached(env, 'alpha'); // a helper is running
     const b = new Conversation(env);
     b.messages.push({ role: 'user', content: 'remember: beta' });
-    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
+    const gate = startGate();
+    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 1);
     // Its line names no chat: it may be any, the new one of the slow turn included (here, as it happens, alpha's).
     await callerContinues(a);
-    await recordedNothing(env, b, slow, 'its new chat was not recorded');
+    await recordedNothing(env, b, slow, gate, 'its new chat was not recorded');
   });
 
   test('nor with no helper running: a first turn running then hands a record its helper refuses', async () => {
@@ -193,7 +205,8 @@ describe('a chat the caller continues itself is forgotten', () => {
     // A chat of the caller's own, made without cursor-resume: one for its --continue to find.
     assert.equal(spawnSync(STAND_IN, ['--print', '--workspace', b.workspace], { env: b.env, input: 'remember: earlier' }).status, 0);
     b.messages.push({ role: 'user', content: 'remember: beta' });
-    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: 'start-wait=1500' } });
+    const gate = startGate();
+    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: gate.mode } });
     let ended = false;
     void slow.then(() => (ended = true));
     await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 2);
@@ -201,7 +214,7 @@ describe('a chat the caller continues itself is forgotten', () => {
     await callerContinues(b);
     assert.equal(existsSync(socketOf(env)), false, 'no helper was running to forget anything');
     assert.equal(ended, false, 'the first turn still runs: its helper is not yet started');
-    await recordedNothing(env, b, slow, 'its new chat was not recorded by the helper it started');
+    await recordedNothing(env, b, slow, gate, 'its new chat was not recorded by the helper it started');
     assert.deepEqual(
       readdirSync(env.CURSOR_RESUME_RUNTIME_DIR!).filter((name) => name.startsWith('forget-before.')),
       [],

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSy
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
-import { ROOT, runCli, sandboxEnv, tempDir, type RunResult } from '../support/cli.js';
+import { ROOT, runCli, sandboxEnv, startGate, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
 import { waitFor } from '../support/processes.js';
@@ -388,9 +388,11 @@ describe('evict', { concurrency: true }, () => {
   test('--all while a turn runs: what that turn would record is forgotten too', async () => {
     const { c, env } = await filledCache();
     c.messages.push({ role: 'user', content: 'remember: the db is pg' });
-    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=1000' } });
+    const gate = startGate();
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 3);
     assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 2, all: true, marked: false });
+    gate.open();
     const late = await slow;
     assert.equal(late.code, 0, late.stderr);
     assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, [], 'its record was refused');
@@ -400,8 +402,8 @@ describe('evict', { concurrency: true }, () => {
     const env = world();
     const c = new Conversation(env);
     c.messages.push({ role: 'user', content: 'remember: the db is pg' });
-    // Long enough for two evicts on a loaded machine: the helper starts only once the turn ends.
-    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: 'start-wait=3000' } });
+    const gate = startGate();
+    const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     let ended = false;
     void slow.then(() => (ended = true));
     await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 1);
@@ -409,6 +411,7 @@ describe('evict', { concurrency: true }, () => {
     const said = await cli(['evict', '--all'], env);
     assert.equal(said.stdout, 'no helper running: nothing is cached, nothing to evict; no turn running now will record its chat\n');
     assert.equal(ended, false, 'the first turn still runs: its helper is not yet started');
+    gate.open();
     const late = await slow;
     assert.equal(late.code, 0, late.stderr);
     assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, [], 'its record was refused');

@@ -4,9 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { waitFor, watch, type RunResult } from '../support/processes.js';
 
 const AGENT = resolve('dist/stand-in/cursor-agent.js');
@@ -716,6 +716,20 @@ describe('stream oddities', () => {
     const r = await done;
     assert.deepEqual([r.code, r.signal, r.stdout], [0, null, ''], 'exits 0, having printed nothing');
     assert.ok(logLines().some((l) => l['event'] === 'signal' && l['pid'] === child.pid && l['signal'] === 'SIGTERM'));
+  });
+
+  test('start-gate: nothing printed until the file exists, then the whole turn', async () => {
+    const gate = join(mkdtempSync(join(tmpdir(), 'si-gate-')), 'open');
+    const child = spawnAgent([...PARTIAL, '--workspace', workspace()], { stdin: 'x', mode: `start-gate=${gate}` });
+    const run = watch(child);
+    await waitFor('the invocation to be logged', () => logLines().some((l) => l['event'] === 'invoke' && l['pid'] === child.pid));
+    await new Promise((done) => setTimeout(done, 300));
+    assert.equal(run.output.stdout, '', 'waits at the gate');
+    writeFileSync(gate, '');
+    const r = await run.closed;
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /"type":"result"/);
+    rmSync(dirname(gate), { recursive: true, force: true });
   });
 });
 

@@ -24,6 +24,12 @@ export function tempDir(prefix = 'cr-test-'): string {
   return dir;
 }
 
+/** A stand-in's slow start that lasts until the test opens it: `mode` for CURSOR_STAND_IN_MODE, then `open()`. */
+export function startGate(): { mode: string; open: () => void } {
+  const file = join(tempDir('cr-gate-'), 'open');
+  return { mode: `start-gate=${file}`, open: () => writeFileSync(file, '') };
+}
+
 /** An executable script named `name` in a temp folder of its own: `text` whole, its #! line included (a cursor-agent of the test's making). */
 export function scriptAgent(name: string, text: string): string {
   const file = join(tempDir('cr-agent-'), name);
