@@ -7,7 +7,7 @@ import { addInspectCommand } from './commands/inspect.js';
 import { addSimulateCommand } from './commands/simulate.js';
 import { EXIT_USAGE, reportError } from './errors.js';
 import { wrapHelp } from './present.js';
-import { EXIT_STDOUT_CLOSED, writeStdout } from './stdout.js';
+import { closedStdoutExit, writeStdout } from './stdout.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -80,5 +80,5 @@ export async function runProgram(argv: string[]): Promise<number> {
     else code = reportError(error);
   }
   // A reader that stopped early (`| head`) is seen once what was written has been flushed.
-  return (await writeStdout('')) ? code : EXIT_STDOUT_CLOSED;
+  return (await writeStdout('')) ? code : closedStdoutExit();
 }

@@ -193,9 +193,8 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       });
     }
 
-    const onStdoutError = (error: NodeJS.ErrnoException): void => {
-      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') stop('stdout-closed');
-    };
+    // Whatever the error (a reader gone, a full disk), the caller gets no more of this turn (stdout.ts).
+    const onStdoutError = (): void => stop('stdout-closed');
     process.stdout.on('error', onStdoutError);
 
     child.stdout.on('data', (chunk: Buffer) => {

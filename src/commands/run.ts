@@ -14,7 +14,7 @@ import type { HeldHelper } from '../helper/launcher.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
 import { judge, settle, type CacheUpdate } from '../turn/after-run.js';
-import { EXIT_STDOUT_CLOSED, writeStdout } from '../stdout.js';
+import { closedStdoutExit, writeStdout } from '../stdout.js';
 import { viewCache } from '../turn/cache-view.js';
 import { chatStoreSeen, goneChats, localContextFor } from '../turn/input.js';
 import { leaseOrReplan } from '../turn/lease.js';
@@ -83,7 +83,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
 
-  if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : EXIT_STDOUT_CLOSED;
+  if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : closedStdoutExit();
 
   // Before the run, so that no turn resumes the chat while the caller's runs (caller-chat.ts).
   await forget();

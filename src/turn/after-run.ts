@@ -11,7 +11,7 @@ import type { StreamTap } from '../agent/stream-tap.js';
 import type { Outcome } from '../cache/types.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { ReplyToolCall } from '../resume/digests.js';
-import { EXIT_STDOUT_CLOSED } from '../stdout.js';
+import { closedStdoutExit } from '../stdout.js';
 import type { Plan } from './plan.js';
 
 /** What a run showed (type-only: this step does no I/O). */
@@ -152,7 +152,7 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   const exit = judged.lost
     ? 1
     : run.stopped === 'stdout-closed'
-      ? EXIT_STDOUT_CLOSED
+      ? closedStdoutExit()
       : run.signal
         ? signalExit(run.signal)
         : (run.code ?? 1);

@@ -7,6 +7,7 @@
 // names every fact its chat knows, which proves which it was).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { BIN, STAND_IN, scriptAgent, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
@@ -238,6 +239,35 @@ describe('the caller closing our stdout early', () => {
       ['SIGTERM'],
       'cursor-agent was stopped, not left flooding',
     );
+    await nextTurnKnows(c, ['alpha', 'beta'], 'fresh', 'interrupted');
+  });
+
+  test('a stdout that fails its writes (/dev/full): said once, exit 1, cursor-agent stopped, the trace still written', async () => {
+    const c = conversation(world());
+    await c.turn('remember: alpha');
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const full = openSync('/dev/full', 'w');
+    const child = spawn(process.execPath, [BIN, ...STREAM_ARGS], {
+      env: { ...c.env, CURSOR_STAND_IN_MODE: 'flood=2000000000' },
+      stdio: ['pipe', full, 'pipe'],
+    });
+    closeSync(full);
+    const { closed } = watch(child);
+    child.stdin!.end(c.body());
+    const r = await closed;
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(
+      r.stderr,
+      'cursor-resume: cannot write to stdout (ENOSPC: no space left on device, write): the rest of the output is lost\n',
+    );
+    assert.deepEqual(
+      readLog(c.log)
+        .filter((e) => e.event === 'signal')
+        .map((e) => e.signal),
+      ['SIGTERM'],
+      'cursor-agent was stopped, not left flooding',
+    );
+    assert.equal(c.traces().length, 2, 'the turn has its trace line');
     await nextTurnKnows(c, ['alpha', 'beta'], 'fresh', 'interrupted');
   });
 

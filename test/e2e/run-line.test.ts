@@ -3,7 +3,7 @@
 // stands in the way of cursor-agent.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { HelperClient } from '../../src/helper/client.js';
@@ -73,6 +73,22 @@ describe('--dry-run runs nothing', { concurrency: true }, () => {
       assert.deepEqual(old.ops, ['hello'], 'not asked to stop');
     } finally {
       await old.close();
+    }
+  });
+
+  test('a stdout that fails its writes (/dev/full): one line saying so, exit 1, no stack trace; our commands too', async () => {
+    for (const args of [['--dry-run'], ['config', 'list'], ['helper', 'status', '--json'], ['--help']]) {
+      const full = openSync('/dev/full', 'w');
+      const child = spawn(process.execPath, [BIN, ...args], { env: sandboxEnv(), stdio: ['pipe', full, 'pipe'] });
+      closeSync(full);
+      const { closed } = watch(child);
+      child.stdin!.end(body);
+      const { code, stderr } = await closed;
+      assert.equal(
+        stderr,
+        'cursor-resume: cannot write to stdout (ENOSPC: no space left on device, write): the rest of the output is lost\n',
+      );
+      assert.equal(code, 1, args.join(' '));
     }
   });
 
