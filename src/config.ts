@@ -2,7 +2,7 @@
 // what a person types for one run beats what the environment says for all of them. The
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
 // The ES module build: esbuild cannot bundle the UMD one that "main" names.
@@ -240,7 +240,7 @@ export class UnreadableConfigFile extends ConfigError {
 export function readConfigObject(path: string): Record<string, unknown> {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new UnreadableConfigFile(path, (error as Error).message, (error as NodeJS.ErrnoException).code);
@@ -253,6 +253,19 @@ export function readConfigObject(path: string): Record<string, unknown> {
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) throw new BrokenConfigFile(path, 'must hold a JSON object');
   return data as Record<string, unknown>;
+}
+
+/** A file's text. A FIFO, socket or device is refused unread: reading one could keep every run waiting. */
+function readRegularFile(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const stat = fstatSync(fd);
+    // A folder is left to the read, which names it (EISDIR).
+    if (!stat.isFile() && !stat.isDirectory()) throw new Error('it is not a regular file');
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** One key of the config file, checked. */

@@ -1,5 +1,5 @@
 // --trace FILE: one JSON line per run, appended (README: "Using it from CI").
-import { appendFileSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { Plan } from './plan.js';
 import { monotonicMs } from '../monotonic.js';
@@ -28,7 +28,13 @@ export function writeTrace(file: string, plan: Plan, end: TraceEnd): void {
     durationMs: Math.round(monotonicMs() - end.started),
   };
   try {
-    appendFileSync(file, `${JSON.stringify(line)}\n`);
+    // Non-blocking: a FIFO nobody reads is refused (ENXIO) rather than holding the run's exit forever.
+    const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK, 0o666);
+    try {
+      writeSync(fd, `${JSON.stringify(line)}\n`);
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
     process.stderr.write(`cursor-resume: cannot append to the trace file ${file}: ${(error as Error).message}\n`);
   }

@@ -552,6 +552,30 @@ describe('config', { concurrency: true }, () => {
     assert.deepEqual(readdirSync(dirname(file)), ['config.json'], 'no lock left behind');
   });
 
+  test('a FIFO where the config file should be: refused unread (exit 2), and a run goes on without it', { timeout: 60_000 }, async () => {
+    const env = world();
+    const file = fileOf(env);
+    mkdirSync(dirname(file), { recursive: true });
+    assert.equal(spawnSync('mkfifo', [file]).status, 0);
+    for (const args of [
+      ['config', 'list'],
+      ['config', 'set', 'ttlMinutes', '10'],
+    ]) {
+      const out = await cli(args, env);
+      assert.equal(out.code, 2, args.join(' '));
+      assert.equal(
+        out.stderr,
+        `cursor-resume: cannot read the config file ${file} (it is not a regular file); make it a file you can read\n`,
+        args.join(' '),
+      );
+    }
+    assert.deepEqual(readdirSync(dirname(file)), ['config.json'], 'no lock left behind');
+    const c = new Conversation(env);
+    const r = await c.turn('hello');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /ignoring the config file \S+, which cannot be read \(it is not a regular file\): running on the defaults/);
+  });
+
   test('runtimeDir set empty is its default written out, the automatic folder; a relative one is refused', async () => {
     const env = world();
     const set = await cli(['config', 'set', 'runtimeDir', ''], env);
@@ -1218,6 +1242,20 @@ describe('the trace file', { concurrency: true }, () => {
     assert.match(verbose.stderr, /^cursor-resume: resume-delta \(delta\): all \d+ known messages match; 2 new; prompt \d+ of \d+ bytes$/m);
     assert.doesNotMatch(verbose.stdout, /cursor-resume:/);
   });
+
+  test(
+    'a FIFO nobody reads as the trace file: said, and the run ends with its turn, not waiting for a reader',
+    { timeout: 60_000 },
+    async () => {
+      const c = new Conversation(world());
+      const fifo = join(tempDir(), 'trace.fifo');
+      assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+      const r = await c.turn('hello', { args: [...STREAM_ARGS, '--trace', fifo] });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /"type":"result"/);
+      assert.equal(r.stderr, `cursor-resume: cannot append to the trace file ${fifo}: ENXIO: no such device or address, open '${fifo}'\n`);
+    },
+  );
 });
 
 describe('presentation', { concurrency: true }, () => {
