@@ -165,10 +165,12 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
   const usableChat = isSafeChatId(tap.sessionId) && !tap.sessionChanged;
   if (complete && usableChat) {
+    // A text or json caller gets the answer as its text alone: it cannot echo the calls cursor ran
+    // itself. A stream-json caller saw them, and may take them for its own (the OpenCode plugin does).
     return done({
       kind: 'record',
       chatId: tap.sessionId as string,
-      reply: { text: tap.resultText!, calls: tap.toolCalls },
+      reply: { text: tap.resultText!, calls: plan.callerFormat === 'stream-json' ? tap.toolCalls : [] },
       ended: 'result',
     });
   }

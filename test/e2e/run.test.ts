@@ -447,6 +447,28 @@ describe('passthrough', () => {
     }
   });
 
+  test('a turn in which cursor ran its own tools: a text or json caller, who saw no calls, is resumed after with the answer it got', async () => {
+    // A stream-json caller saw the calls and may echo them (opencode-session.test.ts): its record keeps them.
+    const answerOf: Record<string, (stdout: string) => string> = {
+      text: (stdout) => stdout,
+      json: (stdout) => (JSON.parse(stdout) as { result: string }).result,
+    };
+    for (const [format, answer] of Object.entries(answerOf)) {
+      const c = new Conversation(world());
+      const args = ['--print', '--output-format', format];
+      c.messages.push({ role: 'user', content: 'remember: alpha\nCALL_TOOL read_file {"path": "a.txt"}' });
+      const first = await runCli(args, { input: c.body(), env: c.env });
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /read_file/, `${format}: cursor ran its tool`);
+      c.messages.push({ role: 'assistant', content: answer(first.stdout) }, { role: 'user', content: 'remember: beta' });
+      const second = await runCli(args, { input: c.body(), env: c.env });
+      assert.equal(second.code, 0, second.stderr);
+      assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['resume-delta', 'delta'], format);
+      assert.equal(c.lastInvocation().stdin, 'remember: beta', `${format}: only the new message was sent`);
+      assert.deepEqual(factsOf(answer(second.stdout)), ['alpha', 'beta'], `${format}: the chat remembers`);
+    }
+  });
+
   // hang: the stand-in prints its init line, then waits for a signal. The line can reach the
   // caller only if it is passed on while cursor-agent runs; held until exit, it never would.
   test('the first line arrives while the agent is still running, on a fresh turn and on a resumed one', async () => {

@@ -110,7 +110,15 @@ describe('judge', () => {
 });
 
 describe('settle', () => {
-  test('a finished turn is recorded with the result text and the calls', () => {
+  test('a finished turn is recorded with the result text and the calls a stream-json caller saw; a text or json caller, the text alone', () => {
+    for (const callerFormat of ['text', 'json'] as const) {
+      const s = settled({ ...fresh, callerFormat }, run({}, { toolCalls: [{ id: 'c1', name: 'read' }] }));
+      assert.deepEqual(
+        s.update,
+        { kind: 'record', chatId: 'chat-1', reply: { text: 'the answer', calls: [] }, ended: 'result' },
+        callerFormat,
+      );
+    }
     const s = settled(fresh, run({}, { toolCalls: [{ id: 'c1', name: 'read' }] }));
     assert.deepEqual(s.update, {
       kind: 'record',
