@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { chatStoreExists, missingChats } from '../agent/chat-store.js';
 import { parseCallerArgs, type CallerArgs } from '../agent/argv.js';
 import { UsageError } from '../errors.js';
+import { slipOnRunLine } from '../near-miss.js';
 import { checkWorkspace, resolveWorkspace } from '../agent/workspace.js';
 import type { Branch } from '../cache/types.js';
 import type { Settings } from '../config.js';
@@ -62,6 +63,9 @@ function relabel(error: TranscriptError, where: string): TranscriptError {
 
 /** The caller's run line as a run would see it: --model/--workspace options first, then the rest. */
 export function runLine(options: { model?: string; workspace?: string }, rest: ReadonlyArray<string> = []): CallerArgs {
+  // Refused as the run itself refuses it (cli.ts): a slip must not be explained as a flag for cursor-agent.
+  const slip = slipOnRunLine(rest);
+  if (slip !== undefined) throw new UsageError(slip);
   return parseCallerArgs([
     ...(options.model !== undefined ? ['--model', options.model] : []),
     ...(options.workspace !== undefined ? ['--workspace', options.workspace] : []),

@@ -344,6 +344,12 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
       [['inspect', '--model', 'gpt-5'], /^cursor-resume: a run line, --model and --workspace go with --transcript FILE/],
       [['inspect', '--bogus'], /^cursor-resume: unknown option '--bogus' \(add --help for usage and examples\)\n$/],
       [['inspect', '--transcript'], /^cursor-resume: option '--transcript <file>' argument missing/],
+      // A slip of one of our flags on the run line is refused as the run refuses it, not explained as cursor-agent's.
+      [
+        ['inspect', '--transcript', write(dir, 'ok.json', '{"messages":[{"role":"user","content":"hi"}]}'), '--', '--dryrun'],
+        /^cursor-resume: unknown option "--dryrun": did you mean "--dry-run"\? Nothing was run/,
+      ],
+      [['config', 'list', '--', '--print', '--verbos'], /^cursor-resume: unknown option "--verbos": did you mean "--verbose"\?/],
     ];
     for (const [args, expected] of cases) {
       const r = await cli(args, env);
