@@ -255,13 +255,13 @@ export function readConfigObject(path: string): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
-/** A file's text. A FIFO, socket or device is refused unread: reading one could keep every run waiting. */
+/** A file's text. A FIFO or a socket is refused unread: reading one could keep every run waiting. */
 function readRegularFile(path: string): string {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
-    // A folder is left to the read, which names it (EISDIR).
-    if (!stat.isFile() && !stat.isDirectory()) throw new Error('it is not a regular file');
+    // A folder is left to the read, which names it (EISDIR); /dev/null reads as empty, as before.
+    if (stat.isFIFO() || stat.isSocket()) throw new Error('it is a FIFO or a socket, not a file');
     return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);

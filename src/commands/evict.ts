@@ -29,7 +29,7 @@ cursor-resume forgets them. Nothing is started: with no helper running there is 
 and --all leaves a mark that keeps a first turn running now from recording its chat.
 
 Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached
-(or --all, with none running, cannot leave its mark);
+or the runtimeDir setting cannot be used (or --all, with none running, cannot leave its mark);
 2 for a bad or ambiguous anchor.
 
 Examples:

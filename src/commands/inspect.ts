@@ -57,7 +57,8 @@ against the full prompt, and the decision with its reason code. Runs nothing and
 the next run will: a chat older than the lifetime the settings ask for is expired. Set CURSOR_RESUME_ENABLED
 (or CURSOR_ACP_SESSION_RESUME) as the run you are explaining has it.
 
-Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly (with
+Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the
+runtimeDir setting cannot be used (with
 --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0); 2 for a
 bad command line or transcript.
 

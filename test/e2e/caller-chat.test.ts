@@ -37,8 +37,7 @@ async function callerContinues(c: Conversation): Promise<void> {
   assert.equal(own.code, 0, own.stderr);
 }
 
-/** The slow turn of `c` ends well yet caches nothing, and the conversation's next turn finds no entry to resume. */
-/** Lets the slow turn go on (its stand-in waits at `gate`), then checks its chat was not recorded. */
+/** Lets the slow turn of `c` go on (its stand-in waits at `gate`): it ends well yet caches nothing, and the conversation's next turn finds no entry to resume. */
 async function recordedNothing(
   env: NodeJS.ProcessEnv,
   c: Conversation,
@@ -133,12 +132,12 @@ describe('a chat the caller continues itself is forgotten', () => {
     assert.deepEqual(await cachedChats(env), []);
   });
 
-  test('a turn that read the chat before the caller continued it cannot bring it back with its record', async () => {
+  test('a turn that read the chat before the caller continued it cannot bring it back with its record', async (t) => {
     const env = world();
     const { c, chatId } = await cached(env, 'alpha');
     c.messages.push({ role: 'user', content: 'remember: gamma' });
     // A turn of the chat, slow: it holds its lease while the caller continues the chat.
-    const gate = startGate();
+    const gate = startGate(t);
     const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
     const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId], {
@@ -150,11 +149,11 @@ describe('a chat the caller continues itself is forgotten', () => {
   });
 
   for (const how of ['stopped', 'killed'] as const) {
-    test(`nor when the helper that knew is ${how} before that turn records: the helper the turn starts again refuses it too`, async () => {
+    test(`nor when the helper that knew is ${how} before that turn records: the helper the turn starts again refuses it too`, async (t) => {
       const env = world();
       const { c, chatId } = await cached(env, 'alpha');
       c.messages.push({ role: 'user', content: 'remember: gamma' });
-      const gate = startGate();
+      const gate = startGate(t);
       const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
       let ended = false;
       void slow.then(() => (ended = true));
@@ -173,12 +172,12 @@ describe('a chat the caller continues itself is forgotten', () => {
     });
   }
 
-  test('nor can it when the caller continued a chat it did not name (--continue, text output): every chat leased then is refused', async () => {
+  test('nor can it when the caller continued a chat it did not name (--continue, text output): every chat leased then is refused', async (t) => {
     const env = world();
     const { c } = await cached(env, 'alpha');
     c.messages.push({ role: 'user', content: 'remember: gamma' });
     // Slow to start: it records after the caller's run has ended and forgotten every branch twice.
-    const gate = startGate();
+    const gate = startGate(t);
     const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
     await callerContinues(c);
@@ -186,12 +185,12 @@ describe('a chat the caller continues itself is forgotten', () => {
     await recordedNothing(env, c, slow, gate, 'its record was refused');
   });
 
-  test('nor can a new chat of a turn running then, which holds no lease (the caller may have continued that very chat)', async () => {
+  test('nor can a new chat of a turn running then, which holds no lease (the caller may have continued that very chat)', async (t) => {
     const env = world();
     const { c: a } = await cached(env, 'alpha'); // a helper is running
     const b = new Conversation(env);
     b.messages.push({ role: 'user', content: 'remember: beta' });
-    const gate = startGate();
+    const gate = startGate(t);
     const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 1);
     // Its line names no chat: it may be any, the new one of the slow turn included (here, as it happens, alpha's).
@@ -199,13 +198,13 @@ describe('a chat the caller continues itself is forgotten', () => {
     await recordedNothing(env, b, slow, gate, 'its new chat was not recorded');
   });
 
-  test('nor with no helper running: a first turn running then hands a record its helper refuses', async () => {
+  test('nor with no helper running: a first turn running then hands a record its helper refuses', async (t) => {
     const env = world();
     const b = new Conversation(env);
     // A chat of the caller's own, made without cursor-resume: one for its --continue to find.
     assert.equal(spawnSync(STAND_IN, ['--print', '--workspace', b.workspace], { env: b.env, input: 'remember: earlier' }).status, 0);
     b.messages.push({ role: 'user', content: 'remember: beta' });
-    const gate = startGate();
+    const gate = startGate(t);
     const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: gate.mode } });
     let ended = false;
     void slow.then(() => (ended = true));

@@ -324,7 +324,7 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     const help = (await cli(['inspect', '--help'], env)).stdout.replace(/\s+/g, ' ');
     assert.match(
       help,
-      /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly \(with --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0\)/,
+      /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the runtimeDir setting cannot be used \(with --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0\)/,
     );
   });
 
@@ -391,10 +391,10 @@ describe('evict', { concurrency: true }, () => {
     assert.equal(again.stdout, 'evicted 0 branches: the cache is empty\n');
   });
 
-  test('--all while a turn runs: what that turn would record is forgotten too', async () => {
+  test('--all while a turn runs: what that turn would record is forgotten too', async (t) => {
     const { c, env } = await filledCache();
     c.messages.push({ role: 'user', content: 'remember: the db is pg' });
-    const gate = startGate();
+    const gate = startGate(t);
     const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     await waitFor('the slow turn to start cursor-agent', async () => c.invocations().length === 3);
     assert.deepEqual(json(await cli(['evict', '--all', '--json'], env)), { running: true, evicted: 2, all: true, marked: false });
@@ -404,11 +404,11 @@ describe('evict', { concurrency: true }, () => {
     assert.deepEqual(json(await cli(['inspect', '--json'], env)).entries, [], 'its record was refused');
   });
 
-  test('--all with no helper running while a first turn runs: the helper that turn starts refuses its record', async () => {
+  test('--all with no helper running while a first turn runs: the helper that turn starts refuses its record', async (t) => {
     const env = world();
     const c = new Conversation(env);
     c.messages.push({ role: 'user', content: 'remember: the db is pg' });
-    const gate = startGate();
+    const gate = startGate(t);
     const slow = runCli(STREAM_ARGS, { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
     let ended = false;
     void slow.then(() => (ended = true));
@@ -571,7 +571,7 @@ describe('config', { concurrency: true }, () => {
       assert.equal(out.code, 2, args.join(' '));
       assert.equal(
         out.stderr,
-        `cursor-resume: cannot read the config file ${file} (it is not a regular file); make it a file you can read\n`,
+        `cursor-resume: cannot read the config file ${file} (it is a FIFO or a socket, not a file); make it a file you can read\n`,
         args.join(' '),
       );
     }
@@ -579,7 +579,10 @@ describe('config', { concurrency: true }, () => {
     const c = new Conversation(env);
     const r = await c.turn('hello');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /ignoring the config file \S+, which cannot be read \(it is not a regular file\): running on the defaults/);
+    assert.match(
+      r.stderr,
+      /ignoring the config file \S+, which cannot be read \(it is a FIFO or a socket, not a file\): running on the defaults/,
+    );
   });
 
   test('runtimeDir set empty is its default written out, the automatic folder; a relative one is refused', async () => {

@@ -24,10 +24,16 @@ export function tempDir(prefix = 'cr-test-'): string {
   return dir;
 }
 
-/** A stand-in's slow start that lasts until the test opens it: `mode` for CURSOR_STAND_IN_MODE, then `open()`. */
-export function startGate(): { mode: string; open: () => void } {
+/**
+ * A stand-in's slow start that lasts until the test opens it: `mode` for CURSOR_STAND_IN_MODE,
+ * then `open()`. Opened after the test whatever happens, so a failing one does not leave the
+ * stand-in waiting (and its test file's process with it).
+ */
+export function startGate(t: { after: (fn: () => void) => void }): { mode: string; open: () => void } {
   const file = join(tempDir('cr-gate-'), 'open');
-  return { mode: `start-gate=${file}`, open: () => writeFileSync(file, '') };
+  const open = (): void => writeFileSync(file, '');
+  t.after(open);
+  return { mode: `start-gate=${file}`, open };
 }
 
 /** An executable script named `name` in a temp folder of its own: `text` whole, its #! line included (a cursor-agent of the test's making). */
