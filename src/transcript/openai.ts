@@ -22,6 +22,11 @@ const besideSchema = () => z.object({ ...sharedSchemas().envelope, tools: toolsS
 let beside: ReturnType<typeof besideSchema> | undefined;
 type Beside = z.infer<ReturnType<typeof besideSchema>>;
 
+const LEGACY_CALL = 'the legacy "function_call" is not read; send the call in "tool_calls"';
+
+/** The media type a data: URL names, or the fallback for any other reference. */
+const mediaTypeOf = (url: string, fallback: string): string => /^data:([^;,]+)/.exec(url)?.[1] ?? fallback;
+
 /**
  * The schema of a whole body, built the first time a transcript needs it: one whose
  * messages all read plainly (plainMessage, below) never does, and building it on every
@@ -65,7 +70,10 @@ function fullSchemas() {
   const assistant = z.object({
     role: z.literal('assistant'),
     content: z.optional(z.nullable(contentOf(partOf([textPart, refusalPart], 'text or refusal')))),
+    refusal: z.optional(z.nullable(str())),
     tool_calls: z.optional(z.nullable(z.array(toolCall, { error: 'expected an array of tool calls' }))),
+    // Dropped unread, the call would vanish from the prompt: said instead.
+    function_call: z.optional(z.nullable(z.never({ error: LEGACY_CALL }))),
   });
   const tool = z.object({
     role: z.literal('tool'),
@@ -99,18 +107,19 @@ function fromContent(content: string | ReadonlyArray<TextPart | { type: string }
         return { type: 'text', text: p.refusal };
       case 'image_url': {
         const url = typeof p.image_url === 'string' ? p.image_url : p.image_url.url;
-        const mediaType = /^data:([^;,]+)/.exec(url)?.[1] ?? 'image/*';
-        return { type: 'file', mediaType, data: url };
+        return { type: 'file', mediaType: mediaTypeOf(url, 'image/*'), data: url };
       }
       case 'input_audio':
         return { type: 'file', mediaType: `audio/${p.input_audio.format}`, data: p.input_audio.data };
-      case 'file':
+      case 'file': {
+        const data = p.file.file_data ?? `file_id:${p.file.file_id ?? ''}`;
         return {
           type: 'file',
-          mediaType: 'application/octet-stream',
-          data: p.file.file_data ?? `file_id:${p.file.file_id ?? ''}`,
+          mediaType: mediaTypeOf(data, 'application/octet-stream'),
+          data,
           ...(p.file.filename !== undefined ? { filename: p.file.filename } : {}),
         };
+      }
     }
   });
 }
@@ -137,8 +146,11 @@ function plainMessage(m: unknown): Message | undefined {
   if (!isRecord(m)) return undefined;
   const { role, content } = m;
   if (role === 'assistant') {
-    if (content !== undefined && content !== null && typeof content !== 'string') return undefined;
+    const { refusal } = m;
+    if (!isAbsent(content) && typeof content !== 'string') return undefined;
+    if ((!isAbsent(refusal) && typeof refusal !== 'string') || !isAbsent(m.function_call)) return undefined;
     const parts: Part[] = typeof content === 'string' ? [{ type: 'text', text: content }] : [];
+    if (typeof refusal === 'string') parts.push({ type: 'text', text: refusal });
     const calls = m.tool_calls;
     if (Array.isArray(calls)) {
       for (const call of calls) {
@@ -239,6 +251,7 @@ export function parseOpenAI(value: unknown): Conversation {
           role: 'assistant',
           parts: [
             ...(m.content == null ? [] : fromContent(m.content)),
+            ...(m.refusal == null ? [] : [{ type: 'text', text: m.refusal } as const]),
             ...(m.tool_calls ?? []).map((c): Part => ({ type: 'tool-call', id: c.id, name: c.function.name, input: c.function.arguments })),
           ],
         };

@@ -617,7 +617,12 @@ describe('the parser never throws anything but its own clear error', () => {
         {
           role: w(fc.constant('assistant')),
           content: w(fc.option(assistantContent, { nil: null })),
+          refusal: w(fc.option(str, { nil: null })),
           tool_calls: w(fc.array(w(oaCall), { maxLength: 2 })),
+          function_call: fc.oneof(
+            { arbitrary: fc.constant(null), weight: 9 },
+            { arbitrary: fc.constant({ name: 'f', arguments: '{}' }), weight: 1 },
+          ),
         },
         { requiredKeys: ['role'] },
       ),
@@ -815,7 +820,8 @@ describe('the fast readings give exactly what the slow ones give', () => {
       ),
       tool_call_id: anyOf(fc.string({ maxLength: 4 })),
       name: anyOf(fc.string({ maxLength: 4 })),
-      refusal: fc.constant(null),
+      refusal: anyOf(fc.string({ maxLength: 4 })),
+      function_call: anyOf(fc.record({ name: fc.constant('f'), arguments: fc.constant('{}') })),
     },
     { requiredKeys: ['role'] },
   );

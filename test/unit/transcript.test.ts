@@ -37,6 +37,16 @@ describe('bad transcripts: one clear message naming what and where', () => {
       /^messages\[1\]\.tool_calls\[0\]\.function\.arguments: expected a string of JSON arguments$/,
     ],
     [
+      'a legacy function_call on an assistant message',
+      '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":"Calling.","function_call":{"name":"f","arguments":"{}"}}]}',
+      /^messages\[1\]\.function_call: the legacy "function_call" is not read; send the call in "tool_calls"$/,
+    ],
+    [
+      'an assistant refusal that is not a string',
+      '{"messages":[{"role":"user","content":"x"},{"role":"assistant","content":null,"refusal":{"text":"no"}}]}',
+      /^messages\[1\]\.refusal: expected a string, got an object$/,
+    ],
+    [
       'tools not an array',
       '{"messages":[{"role":"user","content":"x"}],"tools":{"read":{}}}',
       /^tools: expected an array of tool definitions$/,
@@ -209,6 +219,32 @@ describe('accepted shapes become one canonical conversation', () => {
   test('plain text that is not JSON is a pre-flattened prompt, kept byte for byte', () => {
     const text = 'fix the bug\n\nUSER: and the test\n\n  ';
     assert.deepEqual(parseTranscript(text), { shape: 'text', text, messages: [], tools: [] });
+  });
+  test("an assistant's refusal is what it said, after its text, in either reading", () => {
+    const messages = (assistant: object) => [
+      { role: 'user', content: 'x' },
+      { role: 'assistant', ...assistant },
+    ];
+    // The second body has a message in parts, which only the schema reads.
+    for (const tail of [[], [{ role: 'user', content: [{ type: 'text', text: 'y' }] }]]) {
+      const of = (assistant: object) => parseTranscript(JSON.stringify({ messages: [...messages(assistant), ...tail] })).messages[1]!.parts;
+      assert.deepEqual(of({ content: null, refusal: 'I cannot.' }), [{ type: 'text', text: 'I cannot.' }]);
+      assert.deepEqual(of({ content: 'Sorry.', refusal: 'I cannot.' }), [
+        { type: 'text', text: 'Sorry.' },
+        { type: 'text', text: 'I cannot.' },
+      ]);
+      assert.deepEqual(of({ content: 'Fine.', refusal: null, function_call: null }), [{ type: 'text', text: 'Fine.' }]);
+    }
+  });
+  test("a file part's media type is read from its data: URL", () => {
+    const file = (file: object) => parseTranscript(u([{ type: 'file', file }])).messages[0]!.parts[0];
+    assert.deepEqual(file({ file_data: 'data:application/pdf;base64,JVBE', filename: 'a.pdf' }), {
+      type: 'file',
+      mediaType: 'application/pdf',
+      data: 'data:application/pdf;base64,JVBE',
+      filename: 'a.pdf',
+    });
+    assert.deepEqual(file({ file_id: 'f1' }), { type: 'file', mediaType: 'application/octet-stream', data: 'file_id:f1' });
   });
   test('developer role is a system message', () => {
     assert.equal(
