@@ -6,7 +6,7 @@
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError, UsageError } from '../errors.js';
+import { CliError, ConfigError, UsageError } from '../errors.js';
 import { passJsonOn } from './json-option.js';
 import {
   SETTINGS,
@@ -21,7 +21,7 @@ import {
   type Settings,
 } from '../config.js';
 import { envValue } from '../env-value.js';
-import { runtimePaths } from '../helper/paths.js';
+import { RuntimeDirError, runtimePaths } from '../helper/paths.js';
 import { fields, paint, printJson, table } from '../present.js';
 import { runLine } from '../turn/input.js';
 
@@ -82,14 +82,27 @@ Examples:
     .command('get')
     .description("print one setting's effective value")
     .argument('<name>', `one of: ${NAMES.join(', ')}`)
-    .option('--json', 'print {"name", "value", "source"}')
-    .addHelpText('after', '\nExamples:\n  cursor-resume config get ttlMinutes\n  "$(cursor-resume config get agent)" --version')
+    .option('--json', 'print {"name", "value", "source"}; for runtimeDir also "folder", the folder it names')
+    .addHelpText(
+      'after',
+      `
+runtimeDir prints the folder the helper's socket is in: when the setting is empty, the one chosen
+automatically (XDG_RUNTIME_DIR/cursor-resume, else TMPDIR/cursor-resume-UID). Exit status: 0; 1 when
+that folder cannot hold the socket (its path would be too long); 2 for an unknown setting.
+
+Examples:
+  cursor-resume config get ttlMinutes
+  "$(cursor-resume config get agent)" --version
+  ls -l "$(cursor-resume config get runtimeDir)"`,
+    )
     .action((name: string, options: { json?: boolean }) => {
       const setting = settingName(name);
       const { settings, sources } = resolveSettings(process.env, {});
       const value = settings[setting];
-      if (options.json) printJson({ name: setting, value, source: sources[setting] });
-      else process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value)}\n`);
+      // An empty runtimeDir means "choose one": the folder chosen is what a script asks for.
+      const folder = setting === 'runtimeDir' ? runtimeFolder(settings.runtimeDir) : undefined;
+      if (options.json) printJson({ name: setting, value, source: sources[setting], ...(folder === undefined ? {} : { folder }) });
+      else process.stdout.write(`${folder ?? (typeof value === 'string' ? value : JSON.stringify(value))}\n`);
     });
 
   config
@@ -256,6 +269,16 @@ function checkAgent(agent: string): void {
 function settingName(name: string): SettingName {
   if (isSettingName(name)) return name;
   throw new UsageError(`unknown setting "${name}"; the settings are: ${NAMES.join(', ')} (cursor-resume config list)`);
+}
+
+/** The folder a runtimeDir setting names (when empty, the automatic one), if it can hold the helper's socket. */
+function runtimeFolder(value: string): string {
+  try {
+    return runtimePaths({ ...process.env, CURSOR_RESUME_RUNTIME_DIR: value }).dir;
+  } catch (error) {
+    if (error instanceof RuntimeDirError) throw new CliError(error.message);
+    throw error;
+  }
 }
 
 /** A value for a person. */

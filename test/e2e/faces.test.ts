@@ -597,6 +597,35 @@ describe('config', { concurrency: true }, () => {
     assert.match(relative.stderr, /must be an absolute path, or empty for the automatic folder/);
   });
 
+  test('config get runtimeDir names the folder the helper uses, the automatic one too, or says why none can be used', async () => {
+    const env = world();
+    const { CURSOR_RESUME_RUNTIME_DIR: dir, ...automatic } = env;
+    assert.equal((await cli(['config', 'get', 'runtimeDir'], env)).stdout, `${dir}\n`);
+    // The folder a helper command uses is the one printed: helper status names its socket in it.
+    const xdg = tempDir('xdg-run-');
+    const chosen = { ...automatic, XDG_RUNTIME_DIR: xdg };
+    const got = await cli(['config', 'get', 'runtimeDir'], chosen);
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal(got.stdout, `${join(xdg, 'cursor-resume')}\n`);
+    assert.deepEqual(json(await cli(['config', 'get', 'runtimeDir', '--json'], chosen)), {
+      name: 'runtimeDir',
+      value: '',
+      source: 'default',
+      folder: join(xdg, 'cursor-resume'),
+    });
+    const status = await cli(['helper', 'status', '--json'], chosen);
+    assert.equal(status.code, 3, 'no helper runs there');
+    assert.equal(JSON.parse(status.stdout).socketPath, join(xdg, 'cursor-resume', 'helper.sock'));
+
+    const tooLong = await cli(['config', 'get', 'runtimeDir'], { ...automatic, XDG_RUNTIME_DIR: `/${'a'.repeat(120)}` });
+    assert.equal(tooLong.code, 1);
+    assert.equal(tooLong.stdout, '');
+    assert.match(
+      tooLong.stderr,
+      /^cursor-resume: the helper socket path \S+ is \d+ bytes long, over the Unix limit .*Set CURSOR_RESUME_RUNTIME_DIR/,
+    );
+  });
+
   test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
     const env = world();
     const file = fileOf(env);
