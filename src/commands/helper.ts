@@ -58,7 +58,9 @@ Examples:
       'after',
       `
 Starts the helper unless one of this version answers; one of another version, or one that is
-stopped or stuck, is replaced. Exit 0 when a helper runs, 1 when none can be started.
+stopped or stuck, is replaced. It reports the helper that answers in the end: one it did not start
+(a stuck one that came back first, or one another run started meanwhile) is "already running"
+("started": false). Exit 0 when a helper runs, 1 when none can be started.
 
 Examples:
   cursor-resume helper start

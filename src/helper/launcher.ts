@@ -183,9 +183,11 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
   if (!fs.existsSync(scriptPath)) return { ok: false, code: 'start-failed', reason: missingProgram(scriptPath), paths };
   let exitCode: number | null | undefined;
   let spawnError: Error | undefined;
+  let childPid: number | undefined;
   try {
     const command = helperCommand(scriptPath, env, paths);
     const child = options.held?.start.release() ?? spawn(command.file, command.args, command.options);
+    childPid = child.pid;
     child.once('error', (error) => (spawnError = error));
     child.once('exit', (code) => (exitCode = code));
     child.unref();
@@ -200,7 +202,11 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
     // Whether our helper had exited before this attempt began: then an answer can no longer come from it.
     const exitedBefore = exitCode !== undefined;
     last = await attempt(paths, options);
-    if (last.kind === 'ok') return ready(last, paths, options, { started: true, replaced });
+    if (last.kind === 'ok') {
+      // Another helper may answer: a stuck one that came back before ours took the socket, or one another run started.
+      const ours = last.hello.pid === childPid;
+      return ready(last, paths, options, { started: ours, replaced: ours || replaced === 'another-version' ? replaced : false });
+    }
     if (last.kind === 'mismatch') {
       // Another installation started its own helper meanwhile; do not fight over the socket.
       last.client.close();

@@ -1352,6 +1352,27 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   assert.deepEqual((await limits()).limits, { ttlMs: 10, maxEntries: 1 }, 'the running helper took the lower limits');
 });
 
+test('a stopped helper that comes back while start replaces it: start says one was already running, with its pid', async (t) => {
+  const w = world(t);
+  const { pid: old } = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
+  process.kill(old, 'SIGSTOP');
+  try {
+    const starting = runCli(['helper', 'start', '--json'], { env: w.env });
+    // Its replacement has started; it asks the socket (a second) before taking it, and the old one answers now.
+    await waitFor('the replacement helper', () => helperPids(w.dir).some((pid) => pid !== old));
+    process.kill(old, 'SIGCONT');
+    const r = await starting;
+    assert.equal(r.code, 0, r.stderr);
+    const started = JSON.parse(r.stdout) as { started: boolean; replaced: boolean; pid: number };
+    assert.deepEqual([started.started, started.replaced, started.pid], [false, false, old], 'the helper that answers, as it is');
+    await waitFor('the replacement gave way', () => helperPids(w.dir).every((pid) => pid === old));
+    const text = await runCli(['helper', 'start'], { env: w.env });
+    assert.match(text.stdout, new RegExp(`^helper already running: pid ${old},`));
+  } finally {
+    process.kill(old, 'SIGCONT');
+  }
+});
+
 test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and what to do; start replaces it and says so', async (t) => {
   const w = world(t);
   const stopped: number[] = [];
