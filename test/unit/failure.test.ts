@@ -1,7 +1,6 @@
 // How a failed cursor-agent run is classified. Only 'resume' evicts a cached chat (and
 // retries the turn fresh); every other kind keeps it. The texts are cursor-agent's, as
-// /work/shared/cursor-agent.md lists them, and the stand-in's own (imported, so the two
-// cannot drift apart).
+// reported from real runs, and the stand-in's own (imported, so the two cannot drift apart).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { classifyFailure, type FailureKind } from '../../src/agent/failure.js';
@@ -20,7 +19,7 @@ const CHAT = 'c6b62c6f-7ead-4fd6-9922-e952131177ff';
 const failed = (stderr: string): FailureKind | null => classifyFailure({ code: 1, signal: null, stderr, errorResult: false });
 
 const TEXTS: Array<[string, string, FailureKind]> = [
-  // cursor-agent.md, "Failures"
+  // cursor-agent's own failure texts.
   ['auth required', "Error: Authentication required. Please run 'agent login' first, or set CURSOR_API_KEY environment variable.", 'auth'],
   ['usage limit', "Error: You've hit your usage limit\n  You have used all of the included usage of your plan.", 'quota'],
   ['model unavailable', 'Cannot use this model: gpt-9. Available models: auto, gpt-5', 'model'],
