@@ -9,7 +9,7 @@
 // only at the place the plugin puts it, so a look-alike elsewhere stays a message.
 // Text is taken in this layout only when rendering the reading gives back the
 // very same text; anything else is left as plain text.
-import type { Message } from './types.js';
+import type { Message, Part } from './types.js';
 
 export type FrameKind = 'bridge' | 'tools' | 'tool-list' | 'closing' | 'task-bridge';
 
@@ -52,9 +52,45 @@ function splitBlocks(text: string): string[] {
   return pieces;
 }
 
-// `s`: arguments may hold U+2028 and U+2029, which JSON.stringify leaves raw (a line holds no \n).
-const TOOL_CALL = /^tool_call\(id: (.*?), name: (.*?), args: (.*)\)$/s;
-const TOOL_RESULT = /^TOOL_RESULT \((?:name: (.*?), )?call_id: (.*?)\): /s;
+// The heads of a call line and of a tool result, read by searching, not by a regular
+// expression: with lazy groups one took time cubic (and one quadratic) in the length of a
+// line that almost reads as one, and any text the caller sends can hold such a line.
+
+/**
+ * `tool_call(id: I, name: N, args: A)`: I up to the first ", name: ", N up to the first
+ * ", args: " after it, A the rest but the closing parenthesis; null when the line is not one.
+ */
+export function readToolCallLine(line: string): { id: string; name: string; args: string } | null {
+  const open = 'tool_call(id: ';
+  if (!line.startsWith(open) || !line.endsWith(')')) return null;
+  const name = line.indexOf(', name: ', open.length);
+  if (name < 0) return null;
+  const args = line.indexOf(', args: ', name + 8);
+  if (args < 0) return null;
+  return { id: line.slice(open.length, name), name: line.slice(name + 8, args), args: line.slice(args + 8, -1) };
+}
+
+/**
+ * `TOOL_RESULT (name: N, call_id: X): ` (the name is optional): N up to the first
+ * ", call_id: ", X up to the first "): " after it; `length` is the head's, up to the
+ * output. null when the block does not begin with such a head.
+ */
+export function readToolResultHead(block: string): { name: string; id: string; length: number } | null {
+  const open = 'TOOL_RESULT (';
+  if (!block.startsWith(open)) return null;
+  let at = open.length;
+  let name = '';
+  if (block.startsWith('name: ', at)) {
+    const id = block.indexOf(', call_id: ', at + 6);
+    if (id < 0) return null;
+    name = block.slice(at + 6, id);
+    at = id + 2;
+  }
+  if (!block.startsWith('call_id: ', at)) return null;
+  const close = block.indexOf('): ', at + 9);
+  if (close < 0) return null;
+  return { name, id: block.slice(at + 9, close), length: close + 3 };
+}
 
 /** The reading of `text` in the plugin's layout, or why the text is not in it exactly. */
 export function readOpencodeText(text: string): OpencodeReading | { why: string } {
@@ -102,22 +138,21 @@ function readMessage(block: string): Message | null {
   if (block.startsWith('SYSTEM: ')) return { role: 'system', parts: [{ type: 'text', text: block.slice(8) }] };
   if (block.startsWith('USER: ')) return { role: 'user', parts: [{ type: 'text', text: block.slice(6) }] };
   if (block.startsWith('ASSISTANT: ')) return readAssistant(block.slice(11));
-  const head = TOOL_RESULT.exec(block);
+  const head = readToolResultHead(block);
   if (head === null) return null;
-  const [whole, name = '', id = ''] = head;
-  return { role: 'tool', parts: [{ type: 'tool-result', id, name, output: block.slice(whole.length) }] };
+  return { role: 'tool', parts: [{ type: 'tool-result', id: head.id, name: head.name, output: block.slice(head.length) }] };
 }
 
 /** Its text, then one `tool_call(...)` line per call: the trailing lines that read as calls. */
 function readAssistant(body: string): Message {
   const lines = body.split('\n');
+  const calls: Array<Extract<Part, { type: 'tool-call' }>> = [];
   let start = lines.length;
-  while (start > 0 && TOOL_CALL.test(lines[start - 1]!)) start--;
+  for (let call; start > 0 && (call = readToolCallLine(lines[start - 1]!)) !== null; start--) {
+    calls.push({ type: 'tool-call', id: call.id, name: call.name, input: call.args });
+  }
+  calls.reverse();
   const text = lines.slice(0, start).join('\n');
-  const calls = lines.slice(start).map((line) => {
-    const [, id, name, args] = TOOL_CALL.exec(line)!;
-    return { type: 'tool-call' as const, id: id!, name: name!, input: args! };
-  });
   return { role: 'assistant', parts: [...(text !== '' || calls.length === 0 ? [{ type: 'text' as const, text }] : []), ...calls] };
 }
 

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { CLOSING_LINE } from '../../src/transcript/opencode-text.js';
 import { BIN, ROOT, tempDir } from '../support/cli.js';
 import { STREAM_ARGS, readLog } from '../support/conversation.js';
 import { measuredRun, worlds } from '../support/hardening.js';
@@ -238,6 +239,31 @@ describe('inputs too large to commit, generated here', () => {
       /^stdin is a directory, not a transcript: pipe a transcript/,
       'a directory',
     );
+  });
+
+  test("megabytes of text that almost read as the plugin's call lines or tool result heads are read in one pass and run", () => {
+    // Backtracking once took time cubic (a call line: hours for 1 MB) and quadratic (a result head: 10 minutes for 8 MB) in their length.
+    const opening = 'SYSTEM: You are opencode.\n\nUSER: see below\n\n';
+    for (const [name, text] of [
+      ['a call line', `${opening}ASSISTANT: tool_call(id: ${'a, name: a, args: '.repeat(60_000)}`],
+      // A result is read only with the closing line the plugin then writes.
+      ['a result head', `${opening}TOOL_RESULT (name: ${'a, call_id: a'.repeat(640_000)}\n\n${CLOSING_LINE}`],
+    ] as const) {
+      const env = world();
+      const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], {
+        env,
+        input: text,
+        encoding: 'utf8',
+        timeout: 120_000,
+        killSignal: 'SIGKILL',
+        maxBuffer: 64 << 20,
+      });
+      assert.equal(r.signal, null, `${name}: it ended on its own (it is killed after two minutes)`);
+      assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+      const invoked = readLog(env.CURSOR_STAND_IN_LOG!).filter((l) => l.event === 'invoke');
+      assert.equal(invoked.length, 1, `${name}: cursor-agent ran once`);
+      assert.equal(Buffer.from(invoked[0]!.stdinBase64!, 'base64').toString(), text, `${name}: cursor-agent got the text as it came`);
+    }
   });
 
   test('a 30 MB message, and 200 000 messages (too many for the cache to record), run whole in bounded memory', async () => {

@@ -4,11 +4,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { parseCallerArgs } from '../../src/agent/argv.js';
 import { resolveSettings } from '../../src/config.js';
 import { analyzeTurn, planTurn, type TurnContext } from '../../src/turn/plan.js';
 import { analyze, decide, type Analysis, type Decision } from '../../src/resume/decide.js';
 import { REASONS } from '../../src/resume/reasons.js';
+import { readToolCallLine, readToolResultHead } from '../../src/transcript/opencode-text.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import type { Conversation } from '../../src/transcript/types.js';
 import { ON, PATTERNS, branchFrom, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
@@ -353,4 +355,56 @@ describe('drift that is not divergence: a new system prompt starts a fresh chat 
     assert.equal(decideText(plan, branch()).reason, 'system-changed');
   });
   test('the reason has its sentence', () => assert.match(REASONS['system-changed'], /system message differs/));
+});
+
+describe('call lines and tool result heads are read by searching, as the lazy patterns of the layout read them', () => {
+  // The patterns the readers replace (their backtracking took time cubic and quadratic in a line's length): the oracle here.
+  const CALL = /^tool_call\(id: (.*?), name: (.*?), args: (.*)\)$/s;
+  const RESULT = /^TOOL_RESULT \((?:name: (.*?), )?call_id: (.*?)\): /s;
+  // Texts made of the heads' own pieces, so that near misses of every kind are common.
+  const pieces = (words: string[]) =>
+    fc
+      .array(fc.oneof(fc.constantFrom(...words), fc.string({ maxLength: 3 }), fc.constantFrom('\r', '\u2028', ')', ' ')), { maxLength: 12 })
+      .map((p) => p.join(''));
+
+  test('a call line', () => {
+    let read = 0;
+    const words = pieces(['tool_call(id: ', ', name: ', ', args: ', ', ', 'name: ', 'args: ', 'tool_call(', '(id: ', '{"a":1}']);
+    // Mostly the shape of a call with the pieces inside it, sometimes pieces alone.
+    const line = fc.oneof(
+      fc
+        .tuple(words, words, words, fc.constantFrom(')', '', ') '))
+        .map(([i, n, a, end]) => `tool_call(id: ${i}, name: ${n}, args: ${a}${end}`),
+      words,
+    );
+    fc.assert(
+      fc.property(line, (candidate) => {
+        const m = CALL.exec(candidate);
+        if (m !== null) read++;
+        assert.deepEqual(readToolCallLine(candidate), m === null ? null : { id: m[1], name: m[2], args: m[3] });
+      }),
+      { numRuns: 5000 },
+    );
+    // Guards the generator: one that never made a call line could not fail on a wrong reading.
+    assert.ok(read > 250, `${read} of the lines read as calls`);
+  });
+
+  test('a tool result head', () => {
+    let read = 0;
+    const words = pieces(['TOOL_RESULT (', 'name: ', ', call_id: ', 'call_id: ', '): ', ')', ': ', ', ', '\n']);
+    const block = fc.oneof(
+      fc.tuple(words, words, words).map(([n, i, out]) => `TOOL_RESULT (name: ${n}, call_id: ${i}): ${out}`),
+      fc.tuple(words, words).map(([i, out]) => `TOOL_RESULT (call_id: ${i}): ${out}`),
+      fc.tuple(fc.constantFrom('', 'TOOL_RESULT (', 'TOOL_RESULT (name: ', 'TOOL_RESULT (call_id: '), words).map(([h, t]) => h + t),
+    );
+    fc.assert(
+      fc.property(block, (candidate) => {
+        const m = RESULT.exec(candidate);
+        if (m !== null) read++;
+        assert.deepEqual(readToolResultHead(candidate), m === null ? null : { name: m[1] ?? '', id: m[2], length: m[0].length });
+      }),
+      { numRuns: 5000 },
+    );
+    assert.ok(read > 250, `${read} of the blocks read as results`);
+  });
 });
