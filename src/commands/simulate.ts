@@ -24,7 +24,7 @@ import { knownAfter, recordFor } from '../turn/record.js';
 import { recordBase } from '../helper/client.js';
 import { bytes, paint, plural, printJson, table } from '../present.js';
 import type { Analysis, DecisionKind } from '../resume/decide.js';
-import { provePrefix, sharedPrefix } from '../resume/prefix.js';
+import { firstContinuations } from '../resume/prefix.js';
 import { REASONS, type Reason } from '../resume/reasons.js';
 import { cheapJson } from '../transcript/parse.js';
 import { TranscriptError } from '../transcript/errors.js';
@@ -214,33 +214,26 @@ function isJsonObject(text: string): boolean {
  * and the message it carries right after them when that is cursor's. Another
  * conversation, or a side call (its first system or user message is not turn
  * i's), fails that test and is skipped. `continuedBy` is null when no later turn
- * continues this one. `replies`: every turn's digests as asReplies gives them.
+ * continues this one. `continuations`: firstContinuations over every turn's
+ * digests as asReplies gives them.
  */
 function scriptedReply(
   analyses: ReadonlyArray<Analysis>,
-  replies: ReadonlyArray<string[]>,
+  continuations: ReadonlyArray<number | null>,
   i: number,
 ): { continuedBy: number | null; reply: Message | undefined } {
-  const turn = analyses[i]!;
-  if (turn.anchor === null) return { continuedBy: null, reply: undefined };
-  // A later turn continues this one when it begins with this one's messages, each assistant message
-  // matched as a reply: whether it holds cursor's earlier replies exactly as this turn sent them
-  // along is the engine's to judge (diverged), as a run records a turn whatever the next one holds.
-  const known = turn.digests.length;
-  for (let j = i + 1; j < analyses.length; j++) {
-    const later = analyses[j]!;
-    if (
-      later.anchor !== turn.anchor ||
-      provePrefix(known, sharedPrefix(replies[i]!, replies[j]!), later.digests.length).verdict !== 'holds'
-    )
-      continue;
-    const message = later.conversation.messages[turn.digests.length];
-    return { continuedBy: j, reply: message?.role === 'assistant' ? message : undefined };
-  }
-  return { continuedBy: null, reply: undefined };
+  const continuedBy = continuations[i]!;
+  if (continuedBy === null) return { continuedBy, reply: undefined };
+  const message = analyses[continuedBy]!.conversation.messages[analyses[i]!.digests.length];
+  return { continuedBy, reply: message?.role === 'assistant' ? message : undefined };
 }
 
-/** A turn's digests with each assistant message's as a reply (digests.ts): what scriptedReply compares. */
+/**
+ * A turn's digests with each assistant message's as a reply (digests.ts): a later turn continues
+ * this one when it begins with these. Whether it holds cursor's earlier replies exactly as this
+ * turn sent them along is the engine's to judge (diverged), as a run records a turn whatever the
+ * next one holds.
+ */
 const asReplies = (analysis: Analysis): string[] =>
   analysis.digests.map((d, k) => (analysis.conversation.messages[k]!.role === 'assistant' ? analysis.replyDigestAt(k) : d));
 
@@ -277,7 +270,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     return { context, analysis: analyzeTurn(turn.conversation, context) };
   });
   const analyses = analysed.map((a) => a.analysis);
-  const replies = analyses.map(asReplies);
+  const continuations = firstContinuations(analyses.map((a) => ({ anchor: a.anchor, digests: asReplies(a) })));
   return turns.map((turn, i): TurnResult => {
     if (i > 0) now += gapMs;
     const { context, analysis } = analysed[i]!;
@@ -289,7 +282,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     const plan: Plan = planTurn(analysis, context, { branches });
     // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
     if (plan.decision !== 'fresh') store.lease(plan.anchor, plan.chatId, plan.baseVersion, HOLDER);
-    const { continuedBy, reply } = scriptedReply(analyses, replies, i);
+    const { continuedBy, reply } = scriptedReply(analyses, continuations, i);
     let chatId = plan.chatId;
     let recorded = false;
     let note: string;

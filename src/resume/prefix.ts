@@ -59,3 +59,42 @@ function probesBetween(lo: number, hi: number, width: number): number[] {
   if (span <= width) return Array.from({ length: span }, (_, i) => lo + i + 1);
   return Array.from({ length: width }, (_, i) => lo + Math.ceil((span * (i + 1)) / width));
 }
+
+/**
+ * For each sequence, the first later one of the same anchor that begins with all of
+ * it and adds to it (`provePrefix(...).verdict === 'holds'` against it), or null.
+ * One walk of a trie of every sequence, so linear in their total length: comparing
+ * each with every later one was quadratic in their number (many one-message side
+ * calls of one anchor, none continued).
+ */
+export function firstContinuations(
+  sequences: ReadonlyArray<{ anchor: string | null; digests: ReadonlyArray<string> }>,
+): Array<number | null> {
+  const found: Array<number | null> = sequences.map(() => null);
+  // A trie node is a number; its child by a digest is keyed `node:digest` (a root by its anchor).
+  const nodes = new Map<string, number>();
+  // The sequences that end at a node and no later one has continued yet.
+  const waiting = new Map<number, number[]>();
+  sequences.forEach(({ anchor, digests }, j) => {
+    if (anchor === null) return;
+    let node = child(nodes, `a:${anchor}`);
+    for (const digest of digests) {
+      const ended = waiting.get(node);
+      if (ended) {
+        for (const i of ended) found[i] = j;
+        waiting.delete(node);
+      }
+      node = child(nodes, `${node}:${digest}`);
+    }
+    const ending = waiting.get(node);
+    if (ending) ending.push(j);
+    else waiting.set(node, [j]);
+  });
+  return found;
+}
+
+function child(nodes: Map<string, number>, key: string): number {
+  let node = nodes.get(key);
+  if (node === undefined) nodes.set(key, (node = nodes.size));
+  return node;
+}

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { KnownSequence, knownPrefixHash, pack, prefixHash, prefixHashes } from '../../src/cache/known.js';
-import { provePrefix, searchShared, sharedPrefix } from '../../src/resume/prefix.js';
+import { firstContinuations, provePrefix, searchShared, sharedPrefix } from '../../src/resume/prefix.js';
 
 const digests = (n: number, seed: string): string[] =>
   Array.from({ length: n }, (_, i) => createHash('sha256').update(`${seed}${i}`).digest('hex').slice(0, 32));
@@ -128,5 +128,66 @@ describe('the search for the first differing message', () => {
     assert.equal(provePrefix(4, 4, 4).verdict, 'nothing-new');
     assert.equal(provePrefix(4, 3, 3).verdict, 'shorter');
     assert.equal(provePrefix(4, 2, 6).verdict, 'diverged');
+  });
+});
+
+describe('which later turn continues each one (simulate)', () => {
+  type Turn = { anchor: string | null; digests: string[] };
+  /** The definition, turn against every later turn: quadratic, fine for a few dozen. */
+  const byScan = (turns: Turn[]): Array<number | null> =>
+    turns.map((turn, i) => {
+      if (turn.anchor === null) return null;
+      for (let j = i + 1; j < turns.length; j++) {
+        const later = turns[j]!;
+        if (later.anchor !== turn.anchor) continue;
+        if (provePrefix(turn.digests.length, sharedPrefix(turn.digests, later.digests), later.digests.length).verdict === 'holds') return j;
+      }
+      return null;
+    });
+
+  test('the first later turn of the same anchor that begins with all of it and adds to it', () => {
+    // Each turn an earlier one cut short and added to (or a new one), under one of few anchors:
+    // turns repeat, branch and continue one another.
+    const step = fc.record({
+      anchor: fc.constantFrom(null, 'a', 'a', 'a', 'b'),
+      from: fc.nat(),
+      keep: fc.nat(8),
+      add: fc.array(fc.constantFrom('x', 'y', 'z'), { minLength: 1, maxLength: 3 }),
+    });
+    const conversations = fc.array(step, { maxLength: 30 }).map((steps) =>
+      steps.reduce<Turn[]>((turns, { anchor, from, keep, add }) => {
+        const earlier = turns.length > 0 && from % 4 !== 0 ? turns[from % turns.length]!.digests : [];
+        return [...turns, { anchor, digests: [...earlier.slice(0, keep), ...add] }];
+      }, []),
+    );
+    let continued = 0;
+    fc.assert(
+      fc.property(conversations, (turns) => {
+        const found = firstContinuations(turns);
+        assert.deepEqual(found, byScan(turns));
+        continued += found.filter((j) => j !== null).length;
+      }),
+      { numRuns: 500 },
+    );
+    assert.ok(continued > 500, `only ${continued} turns were continued: the runs did not test the search`);
+    assert.deepEqual(
+      firstContinuations([
+        { anchor: 'a', digests: ['x'] },
+        { anchor: 'b', digests: ['x', 'y'] },
+        { anchor: 'a', digests: ['x'] },
+        { anchor: 'a', digests: ['x', 'z'] },
+        { anchor: 'a', digests: [] },
+        { anchor: 'a', digests: ['y'] },
+      ]),
+      [3, null, 3, null, 5, null],
+    );
+  });
+
+  test('linear in the number of turns: 200,000 one-message turns of one anchor, none continued', { timeout: 120_000 }, () => {
+    // The scan compared every pair here: 2 * 10^10 comparisons, hours, where this takes well under a second.
+    const turns = Array.from({ length: 200_000 }, () => ({ anchor: 'a', digests: ['x'] }));
+    const found = firstContinuations(turns);
+    assert.equal(found.length, turns.length);
+    assert.ok(found.every((j) => j === null));
   });
 });
