@@ -142,6 +142,18 @@ export function preview(text: string, max = 60): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
+/**
+ * Lines joined on one line by single spaces, the whitespace around each line break dropped.
+ * Split, not a `\s*\n\s*` pattern: that one retries a long run of spaces from each of them
+ * (a 128 KB argument took 9 s to report).
+ */
+export const oneLine = (text: string): string =>
+  text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .join(' ');
+
 /** "1 branch", "2 branches". */
 export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
 

@@ -6,7 +6,7 @@ import { addHelperCommand } from './commands/helper.js';
 import { addInspectCommand } from './commands/inspect.js';
 import { addSimulateCommand } from './commands/simulate.js';
 import { EXIT_USAGE, reportError } from './errors.js';
-import { wrapHelp } from './present.js';
+import { oneLine, wrapHelp } from './present.js';
 import { closedStdoutExit, writeStdout } from './stdout.js';
 import { VERSION } from './version.js';
 
@@ -26,13 +26,7 @@ export function buildProgram(): Command {
     // inherit this. Help is wrapped to the terminal (80 columns elsewhere, as commander wraps its own part).
     .configureOutput({
       // One line: commander puts its "(Did you mean ...?)" on a line of its own.
-      outputError: (text, write) =>
-        write(
-          `cursor-resume: ${text
-            .replace(/^error: /, '')
-            .trim()
-            .replace(/\s*\n\s*/g, ' ')} (add --help for usage and examples)\n`,
-        ),
+      outputError: (text, write) => write(`cursor-resume: ${oneLine(text.replace(/^error: /, ''))} (add --help for usage and examples)\n`),
       writeOut: (text) => process.stdout.write(wrapHelp(text, process.stdout.isTTY ? process.stdout.columns : 80)),
     })
     .addHelpText(
