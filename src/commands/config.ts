@@ -41,12 +41,13 @@ ${NAMES.map((n) => `  ${n.padEnd(18)}${SETTINGS[n].help}${SETTINGS[n].env ? ` [$
 A value comes from, first to last: a run-line flag (--verbose, --trace), its environment variable,
 the config file, the default. ttlMinutes and maxEntries may be lowered, never raised above the
 seed limits (60 minutes, 64 entries). When resume is set nowhere (neither CURSOR_RESUME_ENABLED nor
-the file), CURSOR_ACP_SESSION_RESUME decides it; OpenCode's Cursor plugin reads that one too and then
-resumes by itself, so under OpenCode use CURSOR_RESUME_ENABLED or config set resume true.
+the file), CURSOR_ACP_SESSION_RESUME decides it (source "shared environment" in --json); OpenCode's
+Cursor plugin reads that one too and then resumes by itself, so under OpenCode use
+CURSOR_RESUME_ENABLED or config set resume true.
 
 Exit status: 0; 1 when set or unset cannot write the config file (its folder, or another writer
-holding its lock over 3 s); 2 for an unknown setting, a value that is not allowed, or a broken
-config file.
+holding its lock over 3 s), or get runtimeDir names a folder that cannot hold the socket; 2 for an
+unknown setting, a value that is not allowed, or a broken config file.
 
 Examples:
   cursor-resume config list
