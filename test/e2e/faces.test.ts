@@ -324,8 +324,12 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     const help = (await cli(['inspect', '--help'], env)).stdout.replace(/\s+/g, ' ');
     assert.match(
       help,
-      /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the runtimeDir setting cannot be used \(with --transcript that is part of the explanation: reason no-cache, as a run would get, and exit 0\)/,
+      /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the runtimeDir setting cannot be used \(with --transcript, a folder that cannot be used is part of the explanation: reason no-cache, as a run would get, and exit 0\); 2 for a bad command line, transcript or setting \(a runtimeDir that is not an absolute path included\)/,
     );
+    const relative = await cli(['inspect', '--transcript', body], world({ CURSOR_RESUME_RUNTIME_DIR: 'relative/dir' }));
+    assert.equal(relative.code, 2, relative.stderr);
+    assert.match(relative.stderr, /^cursor-resume: runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path/);
+    assert.equal(relative.stdout, '');
   });
 
   test('bad arguments and transcripts: exit 2, one line saying what to do', async () => {
