@@ -1,6 +1,17 @@
 // AI SDK language-model prompt: {prompt: [...], tools: [...]}, as OpenCode hands it to a provider.
 import * as z from '../zod.js';
-import { checkEnvelope, messageOf, partOf, sharedSchemas, str, toolName, toolSchema, type TextPart } from './common.js';
+import {
+  checkEnvelope,
+  listSchemas,
+  messageOf,
+  partOf,
+  sharedSchemas,
+  str,
+  toolName,
+  toolSchema,
+  type ListOf,
+  type TextPart,
+} from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
@@ -8,7 +19,7 @@ import type { Conversation, Message, Part, Tool } from './types.js';
  * The schemas, built the first time an AI SDK prompt comes: building them on every run
  * took, with openai.ts's, a young-generation collection (BENCHMARKS.md, benchmark 2).
  */
-function schemas() {
+function schemas(list: ListOf) {
   const { envelope, textPart } = sharedSchemas();
   const filePart = z.object({
     type: z.literal('file'),
@@ -38,7 +49,7 @@ function schemas() {
   const system = z.object({ role: z.literal('system'), content: str() });
   const user = z.object({
     role: z.literal('user'),
-    content: z.union([str(), z.array(partOf([textPart, filePart, imagePart], 'text, file or image'))], {
+    content: z.union([str(), list(partOf([textPart, filePart, imagePart], 'text, file or image'))], {
       error: 'expected a string or an array of parts',
     }),
   });
@@ -47,7 +58,7 @@ function schemas() {
     content: z.union(
       [
         str(),
-        z.array(
+        list(
           partOf(
             [textPart, filePart, reasoningPart, redactedReasoningPart, toolCallPart, toolResultPart],
             'text, file, reasoning, tool-call or tool-result',
@@ -59,7 +70,7 @@ function schemas() {
   });
   const tool = z.object({
     role: z.literal('tool'),
-    content: z.array(partOf([toolResultPart], 'tool-result'), { error: 'expected an array of tool-result parts' }),
+    content: list(partOf([toolResultPart], 'tool-result'), 'expected an array of tool-result parts'),
   });
 
   const message = messageOf([system, user, assistant, tool]);
@@ -81,12 +92,12 @@ function schemas() {
 
   const body = z.object({
     ...envelope,
-    prompt: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
-    tools: z.optional(z.nullable(z.array(toolDef, { error: 'expected an array of tool definitions' }))),
+    prompt: list(message, 'expected an array of messages').check(z.minLength(1, 'expected at least one message')),
+    tools: z.optional(z.nullable(list(toolDef, 'expected an array of tool definitions'))),
   });
   return { body, filePart, imagePart, reasoningPart, redactedReasoningPart, toolCallPart, toolResultPart };
 }
-let built: ReturnType<typeof schemas> | undefined;
+const parseBody = listSchemas((list) => schemas(list).body);
 type Schemas = ReturnType<typeof schemas>;
 
 type AnyPart =
@@ -133,7 +144,7 @@ function toParts(content: string | ReadonlyArray<AnyPart>): Part[] {
 }
 
 export function parseAiSdk(value: unknown): Conversation {
-  const parsed = (built ??= schemas()).body.safeParse(value);
+  const parsed = parseBody(value);
   if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
   const data = parsed.data;
   const messages: Message[] = data.prompt.map((m) => ({ role: m.role, parts: toParts(m.content) }));

@@ -115,6 +115,56 @@ export function checkEnvelope(fields: {
   return out;
 }
 
+/** How a transcript schema makes its arrays: zod's own (arrayOf) or listOf. */
+export type ListOf = <T extends z.core.$ZodType>(element: T, error?: string) => z.ZodMiniType<Array<z.output<T>>, unknown>;
+
+/** zod's own array: the quicker, which lists every bad element's problems. */
+export const arrayOf: ListOf = (element, error) => z.array(element, error === undefined ? undefined : { error });
+
+/**
+ * An array checked element by element up to the first that fails. zod's own lists every
+ * element's problems, and gathers them into one list its parent spreads into a call, which
+ * overflows the stack past about 100,000 (a body of 200,000 bad messages ended in a
+ * RangeError, not exit 2). Only the first problem is reported (schema-errors.ts), and it is
+ * the same either way.
+ */
+export const listOf: ListOf = (element, error) =>
+  z.pipe(
+    z.custom<unknown[]>(Array.isArray, { error: error ?? ((iss) => `expected an array, got ${describe(iss.input)}`) }),
+    z.transform((items: unknown[], ctx) => {
+      const out: Array<z.output<typeof element>> = [];
+      for (let i = 0; i < items.length; i++) {
+        const result = z.safeParse(element, items[i]);
+        if (!result.success) {
+          for (const issue of result.error.issues) ctx.issues.push({ ...issue, path: [i, ...issue.path] } as (typeof ctx.issues)[number]);
+          return z.NEVER;
+        }
+        out.push(result.data);
+      }
+      return out;
+    }),
+  );
+
+/**
+ * A transcript schema built with zod's arrays, which are quicker, and parsed again with
+ * listOf's only when a huge array's problems overflowed the stack: each variant is built
+ * the first time it is needed.
+ */
+export function listSchemas<S extends z.core.$ZodType>(
+  build: (list: ListOf) => S,
+): (value: unknown) => z.core.util.SafeParseResult<z.output<S>> {
+  let quick: S | undefined;
+  let firstOnly: S | undefined;
+  return (value) => {
+    try {
+      return z.safeParse((quick ??= build(arrayOf)), value);
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      return z.safeParse((firstOnly ??= build(listOf)), value);
+    }
+  };
+}
+
 /** Parts told apart by their "type", with a message that names the accepted types. */
 export const partOf = <T extends readonly [z.core.$ZodTypeDiscriminable, ...z.core.$ZodTypeDiscriminable[]]>(options: T, names: string) =>
   z.discriminatedUnion('type', options, {

@@ -1,25 +1,37 @@
 // OpenAI Chat Completions body: {model, messages, tools}.
 import * as z from '../zod.js';
-import { checkEnvelope, isSchema, messageOf, partOf, sharedSchemas, str, toolName, toolSchema, type TextPart } from './common.js';
+import {
+  checkEnvelope,
+  isSchema,
+  listSchemas,
+  messageOf,
+  partOf,
+  sharedSchemas,
+  str,
+  toolName,
+  toolSchema,
+  type ListOf,
+  type TextPart,
+} from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
 
-const toolsSchema = () =>
+const toolsSchema = (list: ListOf) =>
   z.optional(
     z.nullable(
-      z.array(
+      list(
         z.object({
           type: z.literal('function', { error: 'expected "function"' }),
           function: z.object({ name: toolName(), description: z.optional(str()), parameters: toolSchema() }),
         }),
-        { error: 'expected an array of tool definitions' },
+        'expected an array of tool definitions',
       ),
     ),
   );
 
 /** The schema of the body but its messages, for a transcript whose messages were all read by plainMessage. */
-const besideSchema = () => z.object({ ...sharedSchemas().envelope, tools: toolsSchema() });
-let beside: ReturnType<typeof besideSchema> | undefined;
+const besideSchema = (list: ListOf) => z.object({ ...sharedSchemas().envelope, tools: toolsSchema(list) });
+const parseBeside = listSchemas(besideSchema);
 type Beside = z.infer<ReturnType<typeof besideSchema>>;
 
 const LEGACY_CALL = 'the legacy "function_call" is not read; send the call in "tool_calls"';
@@ -32,7 +44,7 @@ const mediaTypeOf = (url: string, fallback: string): string => /^data:([^;,]+)/.
  * messages all read plainly (plainMessage, below) never does, and building it on every
  * run took, with ai-sdk.ts's, a young-generation collection (BENCHMARKS.md, benchmark 2).
  */
-function fullSchemas() {
+function fullSchemas(list: ListOf) {
   const { envelope, noToolCalls, textPart } = sharedSchemas();
   const imagePart = z.object({
     type: z.literal('image_url'),
@@ -49,7 +61,7 @@ function fullSchemas() {
   const refusalPart = z.object({ type: z.literal('refusal'), refusal: str() });
 
   const contentOf = <T extends z.core.$ZodType>(part: T) =>
-    z.union([str(), z.array(part)], { error: 'expected a string or an array of parts' });
+    z.union([str(), list(part)], { error: 'expected a string or an array of parts' });
 
   const toolCall = z.object({
     id: str(),
@@ -71,7 +83,7 @@ function fullSchemas() {
     role: z.literal('assistant'),
     content: z.optional(z.nullable(contentOf(partOf([textPart, refusalPart], 'text or refusal')))),
     refusal: z.optional(z.nullable(str())),
-    tool_calls: z.optional(z.nullable(z.array(toolCall, { error: 'expected an array of tool calls' }))),
+    tool_calls: z.optional(z.nullable(list(toolCall, 'expected an array of tool calls'))),
     // Dropped unread, the call would vanish from the prompt: said instead.
     function_call: z.optional(z.nullable(z.never({ error: LEGACY_CALL }))),
   });
@@ -87,12 +99,12 @@ function fullSchemas() {
 
   const body = z.object({
     ...envelope,
-    messages: z.array(message, { error: 'expected an array of messages' }).check(z.minLength(1, 'expected at least one message')),
-    tools: toolsSchema(),
+    messages: list(message, 'expected an array of messages').check(z.minLength(1, 'expected at least one message')),
+    tools: toolsSchema(list),
   });
   return { body, user, refusalPart };
 }
-let full: ReturnType<typeof fullSchemas> | undefined;
+const parseFull = listSchemas((list) => fullSchemas(list).body);
 
 type UserPart = z.infer<ReturnType<typeof fullSchemas>['user']>['content'];
 
@@ -228,7 +240,7 @@ export function plainBeside(body: Record<string, unknown>): Beside | undefined {
 
 /** The schema's reading of the fields beside the messages, or its error. */
 export function besideBySchema(body: unknown): Beside {
-  const parsed = (beside ??= besideSchema()).safeParse(body);
+  const parsed = parseBeside(body);
   if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
   return parsed.data;
 }
@@ -236,7 +248,7 @@ export function besideBySchema(body: unknown): Beside {
 export function parseOpenAI(value: unknown): Conversation {
   const plain = plainMessages((value as { messages?: unknown }).messages);
   if (plain) return conversationOf(plainBeside(value as Record<string, unknown>) ?? besideBySchema(value), plain);
-  const parsed = (full ??= fullSchemas()).body.safeParse(value);
+  const parsed = parseFull(value);
   if (!parsed.success) throw toTranscriptError(parsed.error.issues, []);
   const data = parsed.data;
   const messages: Message[] = data.messages.map((m): Message => {

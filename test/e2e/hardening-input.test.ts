@@ -226,6 +226,41 @@ describe('inputs too large to commit, generated here', () => {
     }
   });
 
+  test('200,000 bad messages, tool calls or tools: the first is named, exit 2, as for one', async () => {
+    // zod listed every bad element's problem and overflowed the stack gathering them: "unexpected error: RangeError", exit 1.
+    const bad = <T>(count: number, value: T): T[] => Array(count).fill(value) as T[];
+    const user = { role: 'user', content: 'hi' };
+    const call = { id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } };
+    for (const [name, body, message] of [
+      [
+        'OpenAI messages, the first bad one after 1,000 good',
+        { messages: [...bad(1000, user), ...bad(200_000, { role: 'bogus' })] },
+        /^messages\[1000\]\.role: unknown role "bogus"/,
+      ],
+      [
+        'AI SDK messages',
+        { prompt: [{ role: 'user', content: 'hi' }, ...bad(200_000, { role: 'user', content: 5 })] },
+        /^prompt\[1\]\.content: expected a string or an array of parts$/,
+      ],
+      [
+        "one message's tool calls, the first bad one after 5 good",
+        {
+          messages: [user, { role: 'assistant', tool_calls: [...bad(5, call), ...bad(200_000, { ...call, id: 5 })] }],
+        },
+        /^messages\[1\]\.tool_calls\[5\]\.id: expected a string, got a number$/,
+      ],
+      [
+        'tools beside plain messages',
+        { messages: [user], tools: bad(200_000, { type: 'function', function: { name: '' } }) },
+        /^tools\[0\]\.function\.name: must not be empty/,
+      ],
+    ] as const) {
+      const env = world();
+      const r = await measuredRun(STREAM_ARGS, { env, input: JSON.stringify(body) });
+      assertRefused(r, env, message, name);
+    }
+  });
+
   test('a directory on stdin is named as such, not as empty', () => {
     const env = world();
     const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], {

@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
+import * as z from '../../src/zod.js';
+import { arrayOf, listOf, sharedSchemas, type ListOf } from '../../src/transcript/common.js';
+import { toTranscriptError } from '../../src/transcript/schema-errors.js';
 import { TranscriptError } from '../../src/transcript/errors.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import { readInput } from '../../src/transcript/read-input.js';
@@ -335,5 +339,69 @@ describe('input bytes: "{" opens a JSON transcript; other JSON is refused; the r
     }
     await assert.rejects(readInput(chunks(), 10 * 1024), /larger than/);
     assert.equal((await readInput(chunks(), 200 * 1024)).length, 100 * 1024);
+  });
+});
+
+describe("listOf: arrays checked up to their first bad element (zod's own overflow the stack on 100,000s)", () => {
+  sharedSchemas();
+  // A schema of the transcripts' kinds: a list of objects holding lists, in a union, with a length check.
+  const build = (list: ListOf) =>
+    z.object({
+      items: list(
+        z.object({
+          name: z.string(),
+          parts: z.optional(
+            z.union([z.string(), list(z.object({ type: z.literal('text'), n: z.number() }))], { error: 'string or parts' }),
+          ),
+        }),
+        'expected an array of items',
+      ).check(z.minLength(1, 'expected at least one item')),
+      calls: z.optional(list(z.number())),
+    });
+  const [quick, firstOnly] = [build(arrayOf), build(listOf)];
+  const reading = (schema: typeof quick, value: unknown): unknown => {
+    const parsed = z.safeParse(schema, value);
+    return parsed.success ? parsed.data : toTranscriptError(parsed.error.issues, []).message;
+  };
+
+  test('the same reading as zod arrays: the same data, or the same first problem', () => {
+    // Mostly well-formed, so that a bad element is often preceded by good ones.
+    const goodPart = fc.record({ type: fc.constant('text'), n: fc.integer() });
+    const part = fc.oneof({ arbitrary: goodPart, weight: 12 }, fc.record({ type: fc.constant('x'), n: fc.string() }), fc.constant(7));
+    const item = fc.oneof(
+      {
+        arbitrary: fc.record(
+          { name: fc.string(), parts: fc.oneof(fc.string(), fc.array(part, { maxLength: 4 })) },
+          { requiredKeys: ['name'] },
+        ),
+        weight: 12,
+      },
+      fc.record({ name: fc.integer(), parts: fc.constant(null) }),
+      fc.constant('item'),
+    );
+    const value = fc.record(
+      {
+        items: fc.oneof({ arbitrary: fc.array(item, { maxLength: 5 }), weight: 9 }, fc.constant({})),
+        calls: fc.array(fc.oneof({ arbitrary: fc.integer(), weight: 9 }, fc.constant('c')), { maxLength: 3 }),
+      },
+      { requiredKeys: ['items'] },
+    );
+    let [failed, passed] = [0, 0];
+    fc.assert(
+      fc.property(value, (v) => {
+        const expected = reading(quick, v);
+        assert.deepEqual(reading(firstOnly, v), expected);
+        if (typeof expected === 'string') failed++;
+        else passed++;
+      }),
+      { numRuns: 2000 },
+    );
+    assert.ok(failed > 200 && passed > 200, `${failed} refused and ${passed} read: both kinds must be common`);
+  });
+
+  test('200,000 bad elements: zod arrays overflow the stack, listOf names the first', () => {
+    const value = { items: [{ name: 'a' }, ...Array(200_000).fill({ name: 5 })] };
+    assert.throws(() => z.safeParse(quick, value), RangeError, 'the reason for listOf: if zod no longer overflows, listOf can go');
+    assert.equal(reading(firstOnly, value), 'items[1].name: expected a string, got a number');
   });
 });
