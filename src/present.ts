@@ -47,6 +47,13 @@ export interface Column {
   align?: 'left' | 'right';
 }
 
+/** The widest of the rows' cells, at least `least`: a loop, as Math.max(...cells) overflows the stack past about 100,000 rows. */
+function widest<R>(rows: ReadonlyArray<R>, cell: (row: R) => string, least = 0): number {
+  let width = least;
+  for (const row of rows) width = Math.max(width, visibleWidth(cell(row)));
+  return width;
+}
+
 /**
  * An aligned table: two spaces between columns, no trailing blanks. Header cells
  * are passed through `header` (bold, say) after their width is measured.
@@ -56,7 +63,7 @@ export function table(
   rows: ReadonlyArray<ReadonlyArray<string>>,
   header: (text: string) => string = (t) => t,
 ): string {
-  const widths = columns.map((c, i) => Math.max(visibleWidth(c.header), ...rows.map((r) => visibleWidth(r[i] ?? ''))));
+  const widths = columns.map((c, i) => widest(rows, (r) => r[i] ?? '', visibleWidth(c.header)));
   const line = (cells: ReadonlyArray<string>, style: (t: string) => string = (t) => t): string =>
     cells
       .map((cell, i) => {
@@ -80,7 +87,7 @@ export function table(
 
 /** Label/value lines, the labels padded to one width. */
 export function fields(rows: ReadonlyArray<readonly [string, string]>, label: (text: string) => string = (t) => t, indent = ''): string {
-  const width = Math.max(0, ...rows.map(([l]) => visibleWidth(l)));
+  const width = widest(rows, ([l]) => l);
   return rows.map(([l, v]) => `${indent}${label(l)}${' '.repeat(width - visibleWidth(l))}  ${v}`.trimEnd() + '\n').join('');
 }
 
@@ -145,7 +152,7 @@ export function preview(text: string, max = 60): string {
 /**
  * Lines joined on one line by single spaces, the whitespace around each line break dropped.
  * Split, not a `\s*\n\s*` pattern: that one retries a long run of spaces from each of them
- * (a 128 KB argument took 9 s to report).
+ * (a 120 KB unknown option took 15 s to report).
  */
 export const oneLine = (text: string): string =>
   text

@@ -8,7 +8,7 @@ import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CLOSING_LINE } from '../../src/transcript/opencode-text.js';
-import { BIN, ROOT, tempDir } from '../support/cli.js';
+import { BIN, ROOT, runCli, tempDir } from '../support/cli.js';
 import { STREAM_ARGS, readLog } from '../support/conversation.js';
 import { measuredRun, worlds } from '../support/hardening.js';
 
@@ -259,6 +259,16 @@ describe('inputs too large to commit, generated here', () => {
       const r = await measuredRun(STREAM_ARGS, { env, input: JSON.stringify(body) });
       assertRefused(r, env, message, name);
     }
+  });
+
+  test('inspect --transcript explains 400,000 messages, block by block', async () => {
+    // Its labels were measured with Math.max(...labels), which overflowed the stack: "unexpected error: RangeError".
+    const text = Array.from({ length: 200_000 }, (_, i) => `USER: u${i}\n\nASSISTANT: a${i}`).join('\n\n');
+    const r = await runCli(['inspect', '--transcript', '-'], { input: text, env: world() });
+    assert.equal(r.code, 0, r.stderr.slice(0, 300));
+    const lines = r.stdout.split('\n');
+    assert.match(lines[0]!, /^transcript +stdin: opencode-text, 400000 messages/);
+    assert.ok(lines.includes('  block 400000  message 400000 (assistant), 18 B: "ASSISTANT: a199999"'), 'the last block is listed');
   });
 
   test('a directory on stdin is named as such, not as empty', () => {
