@@ -19,13 +19,6 @@ export function provePrefix(known: number, matched: number, messages: number): P
   return { known, matched, verdict };
 }
 
-/** How many digests two sequences share from the start. */
-export function sharedPrefix(a: ReadonlyArray<string>, b: ReadonlyArray<string>): number {
-  let i = 0;
-  while (i < a.length && i < b.length && a[i] === b[i]) i++;
-  return i;
-}
-
 /** Prefix hashes asked for in one round trip: 64 of them find the first difference in 10,000 messages in 3 rounds, in 1,000,000 in 4. */
 export const PROBES_PER_ROUND = 64;
 
