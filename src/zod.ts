@@ -5,7 +5,6 @@ export {
   array,
   boolean,
   config,
-  custom,
   discriminatedUnion,
   enum,
   gte,

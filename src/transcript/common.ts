@@ -130,7 +130,8 @@ export const arrayOf: ListOf = (element, error) => z.array(element, error === un
  */
 export const listOf: ListOf = (element, error) =>
   z.pipe(
-    z.custom<unknown[]>(Array.isArray, { error: error ?? ((iss) => `expected an array, got ${describe(iss.input)}`) }),
+    // zod's array of anything first, so that a value that is no array is worded as arrayOf words it.
+    z.array(z.unknown(), error === undefined ? undefined : { error }),
     z.transform((items: unknown[], ctx) => {
       const out: Array<z.output<typeof element>> = [];
       for (let i = 0; i < items.length; i++) {

@@ -177,7 +177,7 @@ describe('which later turn continues each one (simulate)', () => {
       }),
       { numRuns: 500 },
     );
-    // About a sixth of the turns are continued (17 to 19 % over seeds); far fewer would not test the walk.
+    // About a sixth of the turns are continued (16.5 to 19.6 % over 20 seeds); far fewer would not test the walk.
     assert.ok(continued * 10 > all, `only ${continued} of ${all} turns were continued: the runs did not test the search`);
     assert.deepEqual(
       firstContinuations([

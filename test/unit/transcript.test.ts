@@ -357,6 +357,8 @@ describe("listOf: arrays checked up to their first bad element (zod's own overfl
         'expected an array of items',
       ).check(z.minLength(1, 'expected at least one item')),
       calls: z.optional(list(z.number())),
+      // A list with no wording of its own: missing, null or a string is worded by zod's configuration.
+      counts: list(z.number()),
     });
   const [quick, firstOnly] = [build(arrayOf), build(listOf)];
   const reading = (schema: typeof quick, value: unknown): unknown => {
@@ -383,8 +385,9 @@ describe("listOf: arrays checked up to their first bad element (zod's own overfl
       {
         items: fc.oneof({ arbitrary: fc.array(item, { maxLength: 5 }), weight: 9 }, fc.constant({})),
         calls: fc.array(fc.oneof({ arbitrary: fc.integer(), weight: 9 }, fc.constant('c')), { maxLength: 3 }),
+        counts: fc.oneof({ arbitrary: fc.array(fc.integer(), { maxLength: 2 }), weight: 30 }, fc.constantFrom(undefined, null, 'x')),
       },
-      { requiredKeys: ['items'] },
+      { requiredKeys: ['items', 'counts'] },
     );
     let [failed, passed] = [0, 0];
     fc.assert(
