@@ -140,4 +140,19 @@ describe('bad input: exit 2, one clear line, nothing run', () => {
     assert.equal(JSON.parse(r.stdout).reason, 'disabled');
     assert.equal(readFileSync(file, 'utf8'), '{"ttlMinutes": 90}', 'left as it was');
   });
+
+  test('a side-call pattern V8 cannot compile (too large for its stack) is ignored, as an invalid one', async () => {
+    // new RegExp accepts it; V8 compiles it at its first use: it crashed every JSON turn there.
+    const env = sandboxEnv();
+    mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
+    const file = join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
+    (await import('node:fs')).writeFileSync(file, JSON.stringify({ sideCallPatterns: ['a?'.repeat(7000)] }));
+    const r = await runCli(['--dry-run'], { input: body(), env });
+    assert.equal(r.code, 0, r.stderr.slice(0, 300));
+    assert.match(
+      r.stderr,
+      /^cursor-resume: ignoring sideCallPatterns\[0\] \(in .*config\.json\): is not a valid regular expression[^\n]*\n$/,
+    );
+    assert.equal(JSON.parse(r.stdout).reason, 'disabled');
+  });
 });

@@ -731,6 +731,10 @@ describe('config', { concurrency: true }, () => {
       [['config', 'set', 'unsafeDelta', 'always'], /unsafeDelta \(config set\): must be fresh or resume-full/],
       [['config', 'set', 'runtimeDir', 'relative/dir'], /runtimeDir \(config set\): must be an absolute path/],
       [['config', 'set', 'sideCallPatterns', '["("]'], /sideCallPatterns\[0\] \(config set\): is not a valid regular expression/],
+      [
+        ['config', 'set', 'sideCallPatterns', JSON.stringify(['ok', 'a?'.repeat(7000)])],
+        /sideCallPatterns\[1\] \(config set\): is not a valid regular expression/,
+      ],
       [['config', 'set', 'sideCallPatterns', 'nope'], /sideCallPatterns \(config set\): expected a JSON array of strings/],
       [['config', 'set', 'colour', 'red'], /unknown setting "colour"; the settings are: resume, agent, runtimeDir, .*trace/],
       [['config', 'get', 'nope'], /unknown setting "nope"/],
