@@ -2,7 +2,7 @@
 // what a person types for one run beats what the environment says for all of them. The
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
-import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
 // The ES module build: esbuild cannot bundle the UMD one that "main" names.
@@ -258,15 +258,36 @@ export function readConfigObject(path: string): Record<string, unknown> {
 }
 
 /** A file's text. A FIFO or a socket is refused unread: reading one could keep every run waiting. */
+/** Far more than any config file holds; a device such as /dev/zero would otherwise be read until memory runs out. */
+const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
 function readRegularFile(path: string): string {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
     // A folder is left to the read, which names it (EISDIR); /dev/null reads as empty, as before.
     if (stat.isFIFO() || stat.isSocket()) throw new Error('it is a FIFO or a socket, not a file');
-    return readFileSync(fd, 'utf8');
+    if (stat.isFile()) {
+      if (stat.size > MAX_CONFIG_BYTES) throw new Error('it is larger than 4 MiB');
+      return readFileSync(fd, 'utf8');
+    }
+    return readAtMost(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** A device's size says nothing of what it yields: read it a piece at a time, refused past the limit. */
+function readAtMost(fd: number): string {
+  const pieces: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const piece = Buffer.alloc(64 * 1024);
+    const n = readSync(fd, piece);
+    if (n === 0) return Buffer.concat(pieces, total).toString('utf8');
+    total += n;
+    if (total > MAX_CONFIG_BYTES) throw new Error('it is larger than 4 MiB');
+    pieces.push(piece.subarray(0, n));
   }
 }
 

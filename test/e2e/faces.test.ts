@@ -589,6 +589,25 @@ describe('config', { concurrency: true }, () => {
     );
   });
 
+  test('a config file over 4 MiB, or a device that never ends (/dev/zero): refused (exit 2), and a run goes on without it', async () => {
+    // /dev/zero was read until memory ran out (16 GB, then an abort), in every run and command.
+    for (const make of [(file: string) => symlinkSync('/dev/zero', file), (file: string) => writeFileSync(file, ' '.repeat(5 << 20))]) {
+      const env = world();
+      const file = fileOf(env);
+      mkdirSync(dirname(file), { recursive: true });
+      make(file);
+      const out = await cli(['config', 'list'], env);
+      assert.equal(out.code, 2, out.stderr);
+      assert.equal(
+        out.stderr,
+        `cursor-resume: cannot read the config file ${file} (it is larger than 4 MiB); make it a file you can read\n`,
+      );
+      const r = await new Conversation(env).turn('hello');
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /ignoring the config file \S+, which cannot be read \(it is larger than 4 MiB\): running on the defaults/);
+    }
+  });
+
   test('runtimeDir set empty is its default written out, the automatic folder; a relative one is refused', async () => {
     const env = world();
     const set = await cli(['config', 'set', 'runtimeDir', ''], env);
