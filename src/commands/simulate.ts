@@ -143,6 +143,9 @@ function parseGap(text: string): number {
   const minutes = Number(text);
   if (text.trim() === '' || !Number.isFinite(minutes) || minutes < 0)
     throw new UsageError(`--gap: "${text}" is not a number of minutes (0 or more)`);
+  // Infinity minus Infinity is no age at all: such a gap would never expire a chat.
+  if (!Number.isFinite(minutes * 60_000))
+    throw new UsageError(`--gap: "${text}" minutes is too long to count; any gap over the cache's lifetime expires`);
   return minutes * 60_000;
 }
 

@@ -1216,6 +1216,8 @@ describe('simulate', { concurrency: true }, () => {
       [['simulate', '--expect', 'fresh,resumed', ...files], /--expect: "resumed" is not a decision; use fresh, resume-delta, resume-full/],
       [['simulate', '--expect', 'fresh:because', ...files], /--expect: "because" is not a reason code/],
       [['simulate', '--gap', 'soon', ...files], /--gap: "soon" is not a number of minutes/],
+      // 3e303 minutes is no milliseconds a number holds: Infinity, which never expired a chat.
+      [['simulate', '--gap', '3e303', ...files], /--gap: "3e303" minutes is too long to count/],
       [['simulate', join(dir, 'nope.json')], /cannot read the transcript .*nope\.json: no such file/],
       [['simulate', write(dir, 'bad.jsonl', `${readFileSync(files[0]!, 'utf8')}\n{"messages": 3}\n`)], /bad\.jsonl:2: /],
       [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in \S+empty\.jsonl \(one a line, blank lines aside\)\n$/],
