@@ -90,7 +90,12 @@ async function writing<T>(path: string, step: () => T | Promise<T>): Promise<T> 
       throw new CliError(
         `another cursor-resume has been changing ${path} for over ${WAIT_MS / 1000} seconds and holds its lock (${path}.lock); try again, and if no other cursor-resume is running, remove that lock`,
       );
-    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS' || code === 'ENOTDIR' || code === 'ENOSPC' || code === 'EEXIST')
+    if (error instanceof RangeError)
+      throw new CliError(
+        `cannot write the config file ${path}: it nests too deeply to be written back (${error.message}). Nothing was changed; remove its deepest value`,
+      );
+    // Any refusal of the file system (ENAMETOOLONG, ELOOP, a lock folder someone filled: ENOTEMPTY...).
+    if (typeof code === 'string' && code.startsWith('E'))
       throw new CliError(
         `cannot write the config file ${path}: ${(error as Error).message}. Nothing was changed; check that you can create and write ${configDir()}, or point XDG_CONFIG_HOME at a folder you own`,
       );

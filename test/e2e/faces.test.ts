@@ -518,6 +518,40 @@ describe('config', { concurrency: true }, () => {
     assert.equal(readFileSync(env.XDG_CONFIG_HOME!, 'utf8'), 'not a folder');
   });
 
+  test('any other refusal of the file system, or a file nested too deeply to write back: one line, exit 1, nothing changed', async () => {
+    const line = (what: RegExp) =>
+      new RegExp(
+        `^cursor-resume: cannot write the config file [^\\n]*config\\.json: ${what.source}[^\\n]*Nothing was changed; [^\\n]*\\n$`,
+      );
+    // A path too long for the file system.
+    const long = world({ XDG_CONFIG_HOME: join(tempDir(), 'z'.repeat(5000)) });
+    const tooLong = await cli(['config', 'set', 'ttlMinutes', '5'], long);
+    assert.equal(tooLong.code, 1, tooLong.stderr);
+    assert.match(tooLong.stderr, line(/ENAMETOOLONG/));
+    // A lock folder that holds something: a lock left by a killed writer is taken over, and this one cannot be.
+    const env = world();
+    const lock = `${fileOf(env)}.lock`;
+    mkdirSync(lock, { recursive: true });
+    writeFileSync(join(lock, 'junk'), '');
+    utimesSync(lock, new Date(0), new Date(0));
+    const full = await cli(['config', 'set', 'ttlMinutes', '5'], env);
+    assert.equal(full.code, 1, full.stderr);
+    assert.match(full.stderr, line(/ENOTEMPTY/));
+    assert.equal(existsSync(fileOf(env)), false, 'nothing was written');
+    // Nested deeper than JSON.stringify can recurse: read, it is refused as a setting; written back, it overflowed.
+    const deep = world();
+    mkdirSync(dirname(fileOf(deep)), { recursive: true });
+    const nested = `{"ttlMinutes": 30, "x": ${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    writeFileSync(fileOf(deep), nested);
+    const overflow = await cli(['config', 'unset', 'ttlMinutes'], deep);
+    assert.equal(overflow.code, 1, overflow.stderr);
+    assert.match(
+      overflow.stderr,
+      /^cursor-resume: cannot write the config file [^\n]*config\.json: it nests too deeply to be written back \(Maximum call stack size exceeded\)\. Nothing was changed; remove its deepest value\n$/,
+    );
+    assert.equal(readFileSync(fileOf(deep), 'utf8'), nested, 'the file as it was');
+  });
+
   test('a config file that cannot be read: a run whose agent the environment names says so once and runs; one that needs the file for it exits 2', async () => {
     const env = world();
     // A file where the folder should be: unreadable whoever runs this (root included).
