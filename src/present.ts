@@ -4,6 +4,7 @@
 import { Chalk, type ChalkInstance } from 'chalk';
 import { Help } from 'commander';
 import stringWidth from 'string-width';
+import { CliError } from './errors.js';
 
 export type ColorLevel = 0 | 1 | 2 | 3;
 
@@ -166,7 +167,14 @@ export const plural = (n: number, one: string, many = `${one}s`): string => `${n
 
 /** One JSON document on one line of stdout, for scripts (as `helper ... --json`). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    throw new CliError('the JSON output would be longer than the longest text Node can hold (512 MiB); ask for less at once');
+  }
+  process.stdout.write(`${text}\n`);
 }
 
 /** An argv as a person would type it in a POSIX shell. */

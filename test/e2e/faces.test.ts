@@ -1241,6 +1241,19 @@ describe('simulate', { concurrency: true }, () => {
     );
   });
 
+  test('--json output longer than Node can hold (512 MiB): one line, exit 1, nothing printed', async () => {
+    // Each turn's argv carries the 120 KB model: 6,000 turns make about 720 MB of JSON, where JSON.stringify threw.
+    const dir = tempDir();
+    const turns = write(dir, 'many.jsonl', `${JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })}\n`.repeat(6000));
+    const r = await cli(['simulate', '--json', '--model', 'm'.repeat(120_000), turns], world());
+    assert.equal(r.code, 1, r.stderr.slice(0, 300));
+    assert.equal(r.stdout, '');
+    assert.equal(
+      r.stderr,
+      'cursor-resume: the JSON output would be longer than the longest text Node can hold (512 MiB); ask for less at once\n',
+    );
+  });
+
   test('bad arguments: exit 2', async () => {
     const env = world();
     const dir = tempDir();
