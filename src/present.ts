@@ -144,11 +144,24 @@ export function shortPath(path: string, home: string | undefined, max = 40): str
   return shown;
 }
 
-/** Text on one line for a preview: whitespace collapsed, cut with "…". */
+/**
+ * Text on one line for a preview: whitespace collapsed, cut with "…". Only as much of the text
+ * is read as is shown: collapsing all of a 60 MB message first took gigabytes.
+ */
 export function preview(text: string, max = 60): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  let flat = '';
+  let gap = false;
+  for (let i = 0; i < text.length && flat.length <= max; i++) {
+    const c = text[i]!;
+    if (WHITESPACE.test(c)) gap = flat !== '';
+    else {
+      flat += gap ? ` ${c}` : c;
+      gap = false;
+    }
+  }
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+const WHITESPACE = /\s/;
 
 /**
  * Lines joined on one line by single spaces, the whitespace around each line break dropped.

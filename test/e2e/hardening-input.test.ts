@@ -271,6 +271,15 @@ describe('inputs too large to commit, generated here', () => {
     assert.ok(lines.includes('  block 400000  message 400000 (assistant), 18 B: "ASSISTANT: a199999"'), 'the last block is listed');
   });
 
+  test('inspect --transcript of a 60 MiB message previews its first words in memory proportionate to it', async () => {
+    // The preview collapsed the whitespace of the whole message to show 60 characters: 2.3 GB and 6 s.
+    const input = JSON.stringify({ messages: [{ role: 'user', content: 'x '.repeat(30 * MiB) }] });
+    const r = await measuredRun(['inspect', '--transcript', '-'], { env: world(), input });
+    assert.equal(r.code, 0, r.stderr.slice(0, 300));
+    assert.match(r.stdout, /^ {2}opener +message 1 \(user\): "(x ){29}x…"$/m, 'the preview: its first words');
+    assert.ok(r.peakMiB < 1000, `peak RSS ${r.peakMiB} MiB for a 60 MiB message`);
+  });
+
   test('a directory on stdin is named as such, not as empty', () => {
     const env = world();
     const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], {

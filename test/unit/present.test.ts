@@ -160,6 +160,19 @@ describe('short IDs, paths, previews', () => {
   test('preview: one line, cut with an ellipsis', () => {
     assert.equal(preview('  hello\n\n  world  '), 'hello world');
     assert.equal(preview('x'.repeat(70), 10), `${'x'.repeat(9)}…`);
+    // Read only as far as it shows: the same as collapsing the whole text first, on every kind of text.
+    const whole = (text: string, max: number): string => {
+      const flat = text.replace(/\s+/g, ' ').trim();
+      return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+    };
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom(' ', '\n', '\u00a0', '\u2028', 'a', 'b', '\ud83d') }),
+        fc.integer({ min: 1, max: 12 }),
+        (text, max) => assert.equal(preview(text, max), whole(text, max)),
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   test('oneLine: an error on one line, the whitespace around its line breaks one space', () => {
