@@ -119,9 +119,11 @@ function target(anchor: string | undefined, all: boolean): string | null {
   if (all) return null;
   if (anchor === undefined) throw new UsageError('evict what? Give an anchor (cursor-resume inspect lists them), or --all');
   const prefix = anchor.trim().toLowerCase();
+  // Quoted as JSON: an argument with a line break in it keeps the error on one line.
+  const shown = JSON.stringify(anchor);
   if (!/^[0-9a-f]+$/.test(prefix))
-    throw new UsageError(`"${anchor}" is not an anchor: anchors are hexadecimal (cursor-resume inspect lists them)`);
-  if (prefix.length < MIN_PREFIX) throw new UsageError(`"${anchor}" is too short: give at least ${MIN_PREFIX} characters of the anchor`);
-  if (prefix.length > ANCHOR_HEX) throw new UsageError(`"${anchor}" is too long: an anchor has ${ANCHOR_HEX} characters`);
+    throw new UsageError(`${shown} is not an anchor: anchors are hexadecimal (cursor-resume inspect lists them)`);
+  if (prefix.length < MIN_PREFIX) throw new UsageError(`${shown} is too short: give at least ${MIN_PREFIX} characters of the anchor`);
+  if (prefix.length > ANCHOR_HEX) throw new UsageError(`${shown} is too long: an anchor has ${ANCHOR_HEX} characters`);
   return prefix;
 }

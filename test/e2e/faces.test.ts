@@ -434,6 +434,7 @@ describe('evict', { concurrency: true }, () => {
       [['evict'], /evict what\? Give an anchor \(cursor-resume inspect lists them\), or --all/],
       [['evict', 'abc'], /"abc" is too short: give at least 4 characters/],
       [['evict', 'xyz1'], /"xyz1" is not an anchor: anchors are hexadecimal/],
+      [['evict', 'ab\ncd'], /^cursor-resume: "ab\\ncd" is not an anchor: anchors are hexadecimal[^\n]*\n$/],
       [['evict', 'a'.repeat(33)], /is too long: an anchor has 32 characters/],
       [['evict', 'abcd', '--all'], /give an anchor or --all, not both/],
     ];
