@@ -14,14 +14,15 @@ import type { TurnContext } from './plan.js';
 import { decodeInput } from '../transcript/decode.js';
 import { TranscriptError } from '../transcript/errors.js';
 import { parseTranscript } from '../transcript/parse.js';
-import { readInput } from '../transcript/read-input.js';
+import { readInput, readStdin } from '../transcript/read-input.js';
 import type { Conversation } from '../transcript/types.js';
 
 /** A file's bytes, or stdin's for "-"; a file we cannot open is a usage error (exit 2). */
 export async function readSource(file: string): Promise<Buffer> {
   if (file === '-') {
     if (process.stdin.isTTY) throw new UsageError('"-" reads the transcript from stdin; pipe one in: ... < transcript.json');
-    return readInput(process.stdin);
+    // As a run reads it: a directory on stdin is named as one, where a stream of it read as empty.
+    return readStdin();
   }
   try {
     return await readInput(createReadStream(file));

@@ -280,19 +280,21 @@ describe('inputs too large to commit, generated here', () => {
     assert.ok(r.peakMiB < 1000, `peak RSS ${r.peakMiB} MiB for a 60 MiB message`);
   });
 
-  test('a directory on stdin is named as such, not as empty', () => {
-    const env = world();
-    const r = spawnSync(process.execPath, [BIN, ...STREAM_ARGS], {
-      env,
-      stdio: [openSync(tempDir('cr-dir-'), 'r'), 'pipe', 'pipe'],
-      encoding: 'utf8',
-    });
-    assertRefused(
-      { code: r.status, stdout: r.stdout, stderr: r.stderr },
-      env,
-      /^stdin is a directory, not a transcript: pipe a transcript/,
-      'a directory',
-    );
+  test('a directory on stdin is named as such, not as empty, by a run, simulate - and inspect --transcript -', () => {
+    for (const args of [STREAM_ARGS, ['simulate', '-'], ['inspect', '--transcript', '-']]) {
+      const env = world();
+      const r = spawnSync(process.execPath, [BIN, ...args], {
+        env,
+        stdio: [openSync(tempDir('cr-dir-'), 'r'), 'pipe', 'pipe'],
+        encoding: 'utf8',
+      });
+      assertRefused(
+        { code: r.status, stdout: r.stdout, stderr: r.stderr },
+        env,
+        /^stdin is a directory, not a transcript: pipe a transcript/,
+        `a directory (${args.join(' ')})`,
+      );
+    }
   });
 
   test("megabytes of text that almost read as the plugin's call lines or tool result heads are read in one pass and run", () => {
