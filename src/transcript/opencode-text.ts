@@ -10,6 +10,7 @@
 // Text is taken in this layout only when rendering the reading gives back the
 // very same text; anything else is left as plain text.
 import type { Message, Part } from './types.js';
+import { MAX_JSON_VALUES } from './limits.js';
 
 export type FrameKind = 'bridge' | 'tools' | 'tool-list' | 'closing' | 'task-bridge';
 
@@ -40,11 +41,12 @@ const HEADS = ['SYSTEM: ', 'USER: ', 'ASSISTANT: ', 'TOOL_RESULT ('];
 const headAt = (text: string, at: number): boolean => HEADS.some((h) => text.startsWith(h, at));
 
 /** The text cut at every blank line followed by a head; a scan, which builds no string but the pieces. */
-function splitBlocks(text: string): string[] {
+function splitBlocks(text: string): string[] | null {
   const pieces: string[] = [];
   let start = 0;
   for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 1)) {
     if (at < start || !headAt(text, at + 2)) continue;
+    if (pieces.length === MAX_JSON_VALUES) return null;
     pieces.push(text.slice(start, at));
     start = at + 2;
   }
@@ -96,6 +98,8 @@ export function readToolResultHead(block: string): { name: string; id: string; l
 export function readOpencodeText(text: string): OpencodeReading | { why: string } {
   if (!headAt(text, 0)) return { why: 'it does not begin with a block head (SYSTEM:, USER:, ASSISTANT: or TOOL_RESULT)' };
   const pieces = splitBlocks(text);
+  // As many blocks as a JSON transcript may hold values: 64 MiB of tiny blocks read as 5.8 million messages took 2.5 GB.
+  if (pieces === null) return { why: `it has over ${MAX_JSON_VALUES.toLocaleString('en-US')} blocks, more than a transcript may hold` };
   const blocks: LayoutBlock[] = [];
   const messages: Message[] = [];
   let first = 0;

@@ -280,6 +280,17 @@ describe('inputs too large to commit, generated here', () => {
     assert.ok(r.peakMiB < 1000, `peak RSS ${r.peakMiB} MiB for a 60 MiB message`);
   });
 
+  test("text in the plugin's layout with over 2,000,000 blocks is sent whole as plain text, in bounded memory", async () => {
+    // Read as 2.2 million messages it took 890 MB (64 MiB of such blocks, 2.5 GB); JSON may hold no more values.
+    const input = Array(1_100_000).fill('USER: u\n\nASSISTANT: a').join('\n\n');
+    const r = await measuredRun(['--dry-run', '-p'], { env: world(), input, keepStdout: 64 << 20 });
+    assert.equal(r.code, 0, r.stderr.slice(0, 300));
+    const plan = JSON.parse(r.stdout) as { decision: string; reason: string; prompt: string };
+    assert.deepEqual([plan.decision, plan.reason], ['fresh', 'plain-text']);
+    assert.equal(plan.prompt, input, 'the text as it came');
+    assert.ok(r.peakMiB < 600, `peak RSS ${r.peakMiB} MiB for 25 MB of blocks`);
+  });
+
   test('a directory on stdin is named as such, not as empty, by a run, simulate - and inspect --transcript -', () => {
     for (const args of [STREAM_ARGS, ['simulate', '-'], ['inspect', '--transcript', '-']]) {
       const env = world();
