@@ -139,13 +139,16 @@ function parseExpect(text: string): Expected[] {
   });
 }
 
+/** A year: any gap longer than the cache's lifetime (an hour at most) expires alike. */
+const MAX_GAP_MINUTES = 525_600;
+
 function parseGap(text: string): number {
   const minutes = Number(text);
   if (text.trim() === '' || !Number.isFinite(minutes) || minutes < 0)
     throw new UsageError(`--gap: "${text}" is not a number of minutes (0 or more)`);
-  // Infinity minus Infinity is no age at all: such a gap would never expire a chat.
-  if (!Number.isFinite(minutes * 60_000))
-    throw new UsageError(`--gap: "${text}" minutes is too long to count; any gap over the cache's lifetime expires`);
+  // Gaps add up turn by turn: past Infinity, an age is Infinity - Infinity, NaN, which never expires a chat.
+  if (minutes > MAX_GAP_MINUTES)
+    throw new UsageError(`--gap: "${text}" is over a year (${MAX_GAP_MINUTES} minutes); any gap over the cache's lifetime expires alike`);
   return minutes * 60_000;
 }
 
