@@ -17,11 +17,18 @@ import { parseSwitch, SHARED_SWITCH, sharedSwitchOn } from './resume/enabled.js'
 export const SEED_TTL_MINUTES = SEED_LIMITS.ttlMs / 60_000;
 export const SEED_MAX_ENTRIES = SEED_LIMITS.maxEntries;
 
+/** Longest side-call pattern: far beyond a title prompt's opening words, far below what V8 cannot compile. */
+const MAX_PATTERN_LENGTH = 1000;
+
+/**
+ * A pattern on its own (so that none breaks out of the `^(?:...)` side-call.ts wraps it in, as
+ * `x)|(?:y` would), short: V8 compiles a pattern at its first use, and one too large for its
+ * stack (a?a?... 7,000 times) passed new RegExp and crashed every JSON turn at the first message.
+ */
 function compilable(pattern: string): boolean {
+  if (pattern.length > MAX_PATTERN_LENGTH) return false;
   try {
-    // Run once, as side-call.ts wraps it: V8 compiles a pattern at its first use, so one too large
-    // for its stack (a?a?... 7,000 times) passes new RegExp and fails only at the first message.
-    new RegExp(`^(?:${pattern})`).test('');
+    new RegExp(pattern).test('');
     return true;
   } catch {
     return false;
@@ -79,13 +86,15 @@ export const SETTINGS = {
   sideCallPatterns: {
     schema: () =>
       z.array(
-        z.string('must be a string').check(z.refine(compilable, 'is not a valid regular expression')),
+        z
+          .string('must be a string')
+          .check(z.refine(compilable, `is not a valid regular expression of at most ${MAX_PATTERN_LENGTH} characters`)),
         'must be a JSON array of strings',
       ),
     plain: (v: unknown) => Array.isArray(v) && v.every((p) => typeof p === 'string' && compilable(p)),
     default: [] as string[],
     env: undefined,
-    help: "regular expressions that mark a title or metadata prompt, each tested against the start of the first system and the first user message; added to OpenCode's title requests, which are always detected",
+    help: "regular expressions (at most 1000 characters each) that mark a title or metadata prompt, each tested against the start of the first system and the first user message; added to OpenCode's title requests, which are always detected",
   },
   retryFresh: {
     schema: () => z.boolean('must be true or false'),
@@ -257,10 +266,10 @@ export function readConfigObject(path: string): Record<string, unknown> {
   return data as Record<string, unknown>;
 }
 
-/** A file's text. A FIFO or a socket is refused unread: reading one could keep every run waiting. */
 /** Far more than any config file holds; a device such as /dev/zero would otherwise be read until memory runs out. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
+/** A file's text. A FIFO or a socket is refused unread: reading one could keep every run waiting. */
 function readRegularFile(path: string): string {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
@@ -280,14 +289,15 @@ function readRegularFile(path: string): string {
 /** A device's size says nothing of what it yields: read it a piece at a time, refused past the limit. */
 function readAtMost(fd: number): string {
   const pieces: Buffer[] = [];
+  const buffer = Buffer.alloc(64 * 1024);
   let total = 0;
   for (;;) {
-    const piece = Buffer.alloc(64 * 1024);
-    const n = readSync(fd, piece);
+    const n = readSync(fd, buffer);
     if (n === 0) return Buffer.concat(pieces, total).toString('utf8');
     total += n;
     if (total > MAX_CONFIG_BYTES) throw new Error('it is larger than 4 MiB');
-    pieces.push(piece.subarray(0, n));
+    // A copy of what was read: a device of short records would otherwise keep 64 KiB a read.
+    pieces.push(Buffer.from(buffer.subarray(0, n)));
   }
 }
 

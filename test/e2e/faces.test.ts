@@ -785,6 +785,15 @@ describe('config', { concurrency: true }, () => {
       [['config', 'set', 'unsafeDelta', 'always'], /unsafeDelta \(config set\): must be fresh or resume-full/],
       [['config', 'set', 'runtimeDir', 'relative/dir'], /runtimeDir \(config set\): must be an absolute path/],
       [['config', 'set', 'sideCallPatterns', '["("]'], /sideCallPatterns\[0\] \(config set\): is not a valid regular expression/],
+      // Valid only inside the ^(?:...) it is tested in, which it would break out of.
+      [
+        ['config', 'set', 'sideCallPatterns', '["x)|(?:careful"]'],
+        /sideCallPatterns\[0\] \(config set\): is not a valid regular expression/,
+      ],
+      [
+        ['config', 'set', 'sideCallPatterns', JSON.stringify(['a'.repeat(1001)])],
+        /sideCallPatterns\[0\] \(config set\): is not a valid regular expression of at most 1000 characters/,
+      ],
       [
         ['config', 'set', 'sideCallPatterns', JSON.stringify(['ok', 'a?'.repeat(7000)])],
         /sideCallPatterns\[1\] \(config set\): is not a valid regular expression/,
@@ -1264,8 +1273,9 @@ describe('simulate', { concurrency: true }, () => {
       [['simulate', '--expect', 'fresh,resumed', ...files], /--expect: "resumed" is not a decision; use fresh, resume-delta, resume-full/],
       [['simulate', '--expect', 'fresh:because', ...files], /--expect: "because" is not a reason code/],
       [['simulate', '--gap', 'soon', ...files], /--gap: "soon" is not a number of minutes/],
-      // 3e303 minutes is no milliseconds a number holds: Infinity, which never expired a chat.
-      [['simulate', '--gap', '3e303', ...files], /--gap: "3e303" minutes is too long to count/],
+      // Added up turn by turn, such gaps reached Infinity, whose ages never expired a chat.
+      [['simulate', '--gap', '3e303', ...files], /--gap: "3e303" is over a year \(525600 minutes\)/],
+      [['simulate', '--gap', '525601', ...files], /--gap: "525601" is over a year/],
       [['simulate', join(dir, 'nope.json')], /cannot read the transcript .*nope\.json: no such file/],
       [['simulate', write(dir, 'bad.jsonl', `${readFileSync(files[0]!, 'utf8')}\n{"messages": 3}\n`)], /bad\.jsonl:2: /],
       [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in \S+empty\.jsonl \(one a line, blank lines aside\)\n$/],
