@@ -95,7 +95,7 @@ async function writing<T>(path: string, step: () => T | Promise<T>): Promise<T> 
         `cannot write the config file ${path}: it nests too deeply to be written back (${error.message}). Nothing was changed; remove its deepest value`,
       );
     // Any refusal of the file system (ENAMETOOLONG, ELOOP, a lock folder someone filled: ENOTEMPTY...).
-    if (typeof code === 'string' && code.startsWith('E'))
+    if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code))
       throw new CliError(
         `cannot write the config file ${path}: ${(error as Error).message}. Nothing was changed; check that you can create and write ${configDir()}, or point XDG_CONFIG_HOME at a folder you own`,
       );

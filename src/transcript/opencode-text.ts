@@ -40,13 +40,14 @@ const isFrame = (piece: string, kind: 'bridge' | 'tool-list' | 'task-bridge'): b
 const HEADS = ['SYSTEM: ', 'USER: ', 'ASSISTANT: ', 'TOOL_RESULT ('];
 const headAt = (text: string, at: number): boolean => HEADS.some((h) => text.startsWith(h, at));
 
-/** The text cut at every blank line followed by a head; a scan, which builds no string but the pieces. */
+/** The text cut at every blank line followed by a head (a scan, which builds no string but the pieces); null past MAX_JSON_VALUES pieces. */
 function splitBlocks(text: string): string[] | null {
   const pieces: string[] = [];
   let start = 0;
   for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 1)) {
     if (at < start || !headAt(text, at + 2)) continue;
-    if (pieces.length === MAX_JSON_VALUES) return null;
+    // Room for this piece and the last: at most MAX_JSON_VALUES in all.
+    if (pieces.length === MAX_JSON_VALUES - 1) return null;
     pieces.push(text.slice(start, at));
     start = at + 2;
   }

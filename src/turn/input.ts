@@ -3,6 +3,7 @@
 // (workspace resolved the same way), and the chat-store checks around a resume.
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
+import { isatty } from 'node:tty';
 import { chatStoreExists, missingChats } from '../agent/chat-store.js';
 import { parseCallerArgs, type CallerArgs } from '../agent/argv.js';
 import { UsageError } from '../errors.js';
@@ -20,7 +21,8 @@ import type { Conversation } from '../transcript/types.js';
 /** A file's bytes, or stdin's for "-"; a file we cannot open is a usage error (exit 2). */
 export async function readSource(file: string): Promise<Buffer> {
   if (file === '-') {
-    if (process.stdin.isTTY) throw new UsageError('"-" reads the transcript from stdin; pipe one in: ... < transcript.json');
+    // isatty(0), not process.stdin.isTTY: creating that stream would make fd 0 non-blocking, and readStdin reads it directly.
+    if (isatty(0)) throw new UsageError('"-" reads the transcript from stdin; pipe one in: ... < transcript.json');
     // As a run reads it: a directory on stdin is named as one, where a stream of it read as empty.
     return readStdin();
   }
