@@ -158,10 +158,10 @@ export function parseSettingText(name: SettingName, text: string, where: string)
   if (typeof sample === 'boolean') {
     const value = parseSwitch(text);
     if (value !== undefined) return value;
-    throw new ConfigError(`${name} (${where}): "${text}" is not a boolean; use 1, true, on or yes, or 0, false, off or no`);
+    throw new ConfigError(`${name} (${where}): ${JSON.stringify(text)} is not a boolean; use 1, true, on or yes, or 0, false, off or no`);
   }
   if (typeof sample === 'number') {
-    if (!/^\s*-?\d+\s*$/.test(text)) throw new ConfigError(`${name} (${where}): "${text}" is not a whole number`);
+    if (!/^\s*-?\d+\s*$/.test(text)) throw new ConfigError(`${name} (${where}): ${JSON.stringify(text)} is not a whole number`);
     return Number(text);
   }
   if (Array.isArray(sample)) {
@@ -304,7 +304,9 @@ function readAtMost(fd: number): string {
 /** One key of the config file, checked. */
 function fileSetting(path: string, key: string, value: unknown): [SettingName, unknown] {
   if (!isSettingName(key)) {
-    throw new ConfigError(`the config file ${path} has an unknown setting "${key}"; remove it (cursor-resume config unset ${key})`);
+    throw new ConfigError(
+      `the config file ${path} has an unknown setting ${JSON.stringify(key)}; remove it (cursor-resume config unset ${key})`,
+    );
   }
   return [key, validateSetting(key, value, `in ${path}`)];
 }
@@ -396,7 +398,7 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
       ignored.push(
         isSettingName(key)
           ? `ignoring ${(error as Error).message}; fix with cursor-resume config set ${key} VALUE, or cursor-resume config unset ${key}`
-          : `ignoring the unknown setting "${key}" in the config file ${path}; fix with cursor-resume config unset ${key}`,
+          : `ignoring the unknown setting ${JSON.stringify(key)} in the config file ${path}; fix with cursor-resume config unset ${key}`,
       );
     }
   }

@@ -32,7 +32,7 @@ export function slipOnRunLine(argv: ReadonlyArray<string>): string | undefined {
     const meant = nearMiss(arg, i === 0);
     if (meant === undefined) continue;
     const what = arg.startsWith('-') ? 'option' : 'command';
-    return `unknown ${what} "${arg}": did you mean "${meant}"? Nothing was run (cursor-resume --help lists ours)`;
+    return `unknown ${what} ${JSON.stringify(arg)}: did you mean ${JSON.stringify(meant)}? Nothing was run (cursor-resume --help lists ours)`;
   }
   return undefined;
 }

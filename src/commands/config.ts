@@ -64,7 +64,9 @@ Examples:
     .option('--json', 'alone: config list --json; before a command: that command with --json')
     .action((command: string | undefined, options: { json?: boolean }) => {
       if (command !== undefined)
-        throw new UsageError(`unknown config command "${command}"; use list, get, set, unset or path (cursor-resume config --help)`);
+        throw new UsageError(
+          `unknown config command ${JSON.stringify(command)}; use list, get, set, unset or path (cursor-resume config --help)`,
+        );
       listSettings([], options);
     });
 
@@ -188,7 +190,7 @@ function listSettings(rest: string[], options: { json?: boolean }): void {
   const other = caller.dryRun ? '--dry-run' : caller.agentArgs[0];
   if (other !== undefined) {
     throw new UsageError(
-      `config list: "${other}" changes no setting; after "--" give only --verbose and --trace FILE: cursor-resume config list -- --verbose`,
+      `config list: ${JSON.stringify(other)} changes no setting; after "--" give only --verbose and --trace FILE: cursor-resume config list -- --verbose`,
     );
   }
   const flags: Partial<Settings> = {
@@ -252,7 +254,7 @@ function checkAgent(agent: string): void {
     // The one a run would start: the first on PATH.
     const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
     const found = dirs.map((dir) => join(dir, agent)).find((candidate) => where(candidate) === 'ok');
-    if (found === undefined) throw new ConfigError(`agent (config set): "${agent}" is not an executable on PATH; ${fix}`);
+    if (found === undefined) throw new ConfigError(`agent (config set): ${JSON.stringify(agent)} is not an executable on PATH; ${fix}`);
     file = found;
   } else {
     const state = where(agent);
@@ -262,14 +264,14 @@ function checkAgent(agent: string): void {
   }
   // The check a run makes only once it is nested; here it is certain at once.
   if (process.argv[1] !== undefined && realpathSync(file) === realpathSync(process.argv[1])) {
-    const what = file === agent ? agent : `"${agent}" (${file} on PATH)`;
+    const what = file === agent ? agent : `${JSON.stringify(agent)} (${file} on PATH)`;
     throw new ConfigError(`agent (config set): ${what} is cursor-resume itself, which would call itself without end; ${fix}`);
   }
 }
 
 function settingName(name: string): SettingName {
   if (isSettingName(name)) return name;
-  throw new UsageError(`unknown setting "${name}"; the settings are: ${NAMES.join(', ')} (cursor-resume config list)`);
+  throw new UsageError(`unknown setting ${JSON.stringify(name)}; the settings are: ${NAMES.join(', ')} (cursor-resume config list)`);
 }
 
 /** The folder a runtimeDir setting names (when empty, the automatic one), if it can hold the helper's socket. */

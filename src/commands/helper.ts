@@ -146,7 +146,7 @@ Examples:
     .option('--json', 'alone: helper status --json; before a command: that command with --json')
     .action(async (command: string | undefined, options: { json?: boolean }) => {
       if (command !== undefined)
-        throw new UsageError(`unknown helper command "${command}"; use start, stop or status (cursor-resume helper --help)`);
+        throw new UsageError(`unknown helper command ${JSON.stringify(command)}; use start, stop or status (cursor-resume helper --help)`);
       await showStatus(options);
     });
 

@@ -231,7 +231,7 @@ async function explain(file: string, options: InspectOptions, rest: string[], re
   if (handsOver(caller) || caller.help) {
     const what = caller.positionals[0] ?? (caller.version ? '--version' : '--help');
     throw new UsageError(
-      `inspect --transcript: the run line has "${what}"; with a prompt word, a subcommand, --version or --help a run reads no transcript (it hands the line to cursor-agent, or prints help). Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
+      `inspect --transcript: the run line has ${JSON.stringify(what)}; with a prompt word, a subcommand, --version or --help a run reads no transcript (it hands the line to cursor-agent, or prints help). Give only flags after "--": cursor-resume inspect --transcript body.json -- --print --force`,
     );
   }
   const conversation = parseFrom(await readSource(file), file);

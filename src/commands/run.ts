@@ -36,7 +36,7 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   const handedOver = handsOver(caller);
   if (caller.dryRun && handedOver) {
     // Handing these to cursor-agent would run something; a dry run runs nothing.
-    const what = caller.version ? '--version' : `"${caller.positionals[0]}"`;
+    const what = caller.version ? '--version' : JSON.stringify(caller.positionals[0] ?? '');
     throw new UsageError(
       `--dry-run plans a transcript turn read from stdin; a prompt word, a subcommand or --version is not one: drop ${what}, or drop --dry-run to run it`,
     );

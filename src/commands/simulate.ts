@@ -129,11 +129,11 @@ function parseExpect(text: string): Expected[] {
     const [decision, reason, extra] = item.split(':');
     if (!DECISIONS.includes(decision as DecisionKind) || extra !== undefined) {
       throw new UsageError(
-        `--expect: "${item}" is not a decision; use ${DECISIONS.join(', ')}, each optionally followed by :reason (fresh:no-entry)`,
+        `--expect: ${JSON.stringify(item)} is not a decision; use ${DECISIONS.join(', ')}, each optionally followed by :reason (fresh:no-entry)`,
       );
     }
     if (reason !== undefined && !Object.hasOwn(REASONS, reason)) {
-      throw new UsageError(`--expect: "${reason}" is not a reason code; the codes are ${Object.keys(REASONS).join(', ')}`);
+      throw new UsageError(`--expect: ${JSON.stringify(reason)} is not a reason code; the codes are ${Object.keys(REASONS).join(', ')}`);
     }
     return reason === undefined ? { decision: decision as DecisionKind } : { decision: decision as DecisionKind, reason: reason as Reason };
   });
@@ -145,10 +145,12 @@ const MAX_GAP_MINUTES = 525_600;
 function parseGap(text: string): number {
   const minutes = Number(text);
   if (text.trim() === '' || !Number.isFinite(minutes) || minutes < 0)
-    throw new UsageError(`--gap: "${text}" is not a number of minutes (0 or more)`);
+    throw new UsageError(`--gap: ${JSON.stringify(text)} is not a number of minutes (0 or more)`);
   // Gaps add up turn by turn: past Infinity, an age is Infinity - Infinity, NaN, which never expires a chat.
   if (minutes > MAX_GAP_MINUTES)
-    throw new UsageError(`--gap: "${text}" is over a year (${MAX_GAP_MINUTES} minutes); any gap over the cache's lifetime expires alike`);
+    throw new UsageError(
+      `--gap: ${JSON.stringify(text)} is over a year (${MAX_GAP_MINUTES} minutes); any gap over the cache's lifetime expires alike`,
+    );
   return minutes * 60_000;
 }
 

@@ -1276,6 +1276,8 @@ describe('simulate', { concurrency: true }, () => {
       // Added up turn by turn, such gaps reached Infinity, whose ages never expired a chat.
       [['simulate', '--gap', '3e303', ...files], /--gap: "3e303" is over a year \(525600 minutes\)/],
       [['simulate', '--gap', '525601', ...files], /--gap: "525601" is over a year/],
+      // Quoted as JSON: a line break in what was given keeps the error on one line.
+      [['simulate', '--gap', '1\nx', ...files], /^cursor-resume: --gap: "1\\nx" is not a number of minutes[^\n]*\n$/],
       [['simulate', join(dir, 'nope.json')], /cannot read the transcript .*nope\.json: no such file/],
       [['simulate', write(dir, 'bad.jsonl', `${readFileSync(files[0]!, 'utf8')}\n{"messages": 3}\n`)], /bad\.jsonl:2: /],
       [['simulate', write(dir, 'empty.jsonl', '\n\n')], /no transcripts in \S+empty\.jsonl \(one a line, blank lines aside\)\n$/],
