@@ -67,7 +67,7 @@ export function addSimulateCommand(program: Command): Command {
     .option('--resume-on', 'simulate with resume on, whatever the resume setting says')
     .option('--model <model>', 'as on a run line, for every turn')
     .option('--workspace <path>', 'as on a run line, for every turn')
-    .option('--gap <minutes>', 'minutes that pass between turns (to see entries expire)', '0')
+    .option('--gap <minutes>', 'minutes that pass between turns (to see entries expire; at most 525600, a year)', '0')
     .option('--json', 'print one JSON object')
     .addHelpText(
       'after',
