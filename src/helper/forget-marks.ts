@@ -148,7 +148,8 @@ export function takeForgetMarks(paths: RuntimePaths, clock: () => number = monot
     // No folder, no marks; one that cannot be read (EMFILE...) may hold some: every turn running now is refused.
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : clock();
   }
-  const times: Array<number | 'garbled'> = [];
+  // Folded as read: a spread of every time would overflow the stack past about 100,000 marks.
+  let latest: number | 'garbled' | undefined;
   for (const file of files) {
     let mark: number | 'garbled' | 'void';
     try {
@@ -164,9 +165,10 @@ export function takeForgetMarks(paths: RuntimePaths, clock: () => number = monot
       // Not ours to remove (a folder someone made): counted, it would refuse every turn at every sweep.
       continue;
     }
-    if (mark !== 'void') times.push(mark);
+    if (mark === 'void') continue;
+    latest = latest === 'garbled' || mark === 'garbled' ? 'garbled' : Math.max(latest ?? mark, mark);
   }
-  if (times.length === 0) return undefined;
+  if (latest === undefined) return undefined;
   const now = clock();
-  return Math.max(...times.map((time) => (time === 'garbled' ? now : Math.min(time, now))));
+  return latest === 'garbled' ? now : Math.min(latest, now);
 }

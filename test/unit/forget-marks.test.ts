@@ -130,3 +130,20 @@ test('no runtime dir, or one without marks: nothing to take', () => {
   assert.equal(takeForgetMarks(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: '/nonexistent/cr-forget' }), at(1_000)), undefined);
   assert.equal(takeForgetMarks(paths(), at(1_000)), undefined);
 });
+
+test('any number of marks is taken, each removed (a spread of all their times overflowed the stack)', () => {
+  const p = paths();
+  for (let i = 0; i < 20_000; i++) fs.writeFileSync(path.join(p.dir, `forget-before.${i}`), mark(i === 4_321 ? 700 : i % 500));
+  // A stack a tenth of Node's default, so that 20,000 marks overflow what 130,000 would (writing those takes seconds).
+  const source = (file: string) => JSON.stringify(new URL(`../../src/helper/${file}`, import.meta.url).href);
+  const script = `const { takeForgetMarks } = await import(${source('forget-marks.ts')});
+    const { runtimePaths } = await import(${source('paths.ts')});
+    const paths = runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: ${JSON.stringify(p.dir)} });
+    process.stdout.write(String(takeForgetMarks(paths, () => 1000)));`;
+  const child = spawnSync(process.execPath, ['--stack-size=100', '--import', 'tsx', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+  });
+  assert.equal(child.stderr, '');
+  assert.equal(child.stdout, '700');
+  assert.deepEqual(files(p.dir), []);
+});
