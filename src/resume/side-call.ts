@@ -12,9 +12,17 @@ const BUILT_IN: ReadonlyArray<{ role: Role; pattern: RegExp }> = [
   { role: 'user', pattern: /^Generate a title for this conversation:/ },
 ];
 
+/** Compiled once per settings list: simulate analyses every turn with the same one. */
+const compiled = new WeakMap<ReadonlyArray<string>, ReadonlyArray<RegExp>>();
+
 /** The configured patterns (the sideCallPatterns setting), added to the built-in ones; each holds only at the start of a message. */
-export function compileSideCallPatterns(patterns: ReadonlyArray<string>): RegExp[] {
-  return patterns.map((p) => new RegExp(`^(?:${p})`));
+export function compileSideCallPatterns(patterns: ReadonlyArray<string>): ReadonlyArray<RegExp> {
+  let regexps = compiled.get(patterns);
+  if (regexps === undefined) {
+    regexps = patterns.map((p) => new RegExp(`^(?:${p})`));
+    compiled.set(patterns, regexps);
+  }
+  return regexps;
 }
 
 export interface SideCallMatch {

@@ -4,6 +4,7 @@ import { analyze, decide } from '../../src/resume/decide.js';
 import { isSafeChatId } from '../../src/resume/chat-id.js';
 import { toolsFingerprint } from '../../src/resume/fingerprint.js';
 import { CONTINUE_LINE } from '../../src/resume/render.js';
+import { compileSideCallPatterns } from '../../src/resume/side-call.js';
 import { parseCallerArgs } from '../../src/agent/argv.js';
 import { resolveRunSettings, resolveSettings } from '../../src/config.js';
 import { analyzeTurn } from '../../src/turn/plan.js';
@@ -177,6 +178,16 @@ describe('side calls', () => {
     // Anywhere else in the message, the phrase is just words.
     assert.equal(sideCall([sys('x'), user('Please do not Summarize; fix the bug')]), null);
     assert.equal(sideCall([sys('Be brief. You are a summary agent'), user('hi')]), null);
+  });
+  test('a settings list is compiled once, however many turns are analysed with it (simulate analyses all of its turns)', () => {
+    const list = ['Summarize', 'You are a (summary|compaction) agent'];
+    const first = compileSideCallPatterns(list);
+    assert.deepEqual(
+      first.map((r) => r.source),
+      ['^(?:Summarize)', '^(?:You are a (summary|compaction) agent)'],
+    );
+    assert.equal(compileSideCallPatterns(list), first, 'the same RegExps again');
+    assert.notEqual(compileSideCallPatterns([...list]), first, 'another list is compiled apart');
   });
   test('a side call never resumes even when its anchor has an entry', () => {
     const title: Body = {
