@@ -3,6 +3,7 @@
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import path from 'node:path';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
 // The ES module build: esbuild cannot bundle the UMD one that "main" names.
@@ -11,6 +12,7 @@ import * as z from './zod.js';
 import { ignoredEnvLimits, SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
+import { MAX_SOCKET_PATH_BYTES, SOCKET_NAME } from './helper/paths.js';
 import { parseSwitch, SHARED_SWITCH, sharedSwitchOn } from './resume/enabled.js';
 
 // The seed lives with the cache's limits; the config file speaks minutes.
@@ -33,6 +35,15 @@ function compilable(pattern: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Empty (the automatic folder), or an absolute folder whose socket path fits the Unix limit:
+ * one too long leaves every run without the cache, so it is refused as a relative one is.
+ */
+function usableRuntimeDir(dir: string): boolean {
+  if (dir === '') return true;
+  return dir.startsWith('/') && Buffer.byteLength(path.join(path.resolve(dir), SOCKET_NAME)) <= MAX_SOCKET_PATH_BYTES;
 }
 
 /** A whole number from 1 up to a limit of the seed's, which may be lowered, never raised. */
@@ -77,8 +88,13 @@ export const SETTINGS = {
     schema: () =>
       z
         .string('must be a string')
-        .check(z.refine((v) => v === '' || v.startsWith('/'), 'must be an absolute path, or empty for the automatic folder')),
-    plain: (v: unknown) => typeof v === 'string' && (v === '' || v.startsWith('/')),
+        .check(
+          z.refine(
+            usableRuntimeDir,
+            `must be an absolute path whose ${SOCKET_NAME} fits the Unix limit of ${MAX_SOCKET_PATH_BYTES} bytes, or empty for the automatic folder`,
+          ),
+        ),
+    plain: (v: unknown) => typeof v === 'string' && usableRuntimeDir(v),
     default: '',
     env: 'CURSOR_RESUME_RUNTIME_DIR',
     help: "where the helper's socket and lock live (empty: $XDG_RUNTIME_DIR/cursor-resume, else a per-user folder in the temp dir)",

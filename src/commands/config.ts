@@ -46,8 +46,8 @@ Cursor plugin reads that one too and then resumes by itself, so under OpenCode u
 CURSOR_RESUME_ENABLED or config set resume true.
 
 Exit status: 0; 1 when set or unset cannot write the config file (its folder, or another writer
-holding its lock over 3 s), or get runtimeDir names a folder that cannot hold the socket; 2 for an
-unknown setting, a value that is not allowed, or a broken config file.
+holding its lock over 3 s), or get runtimeDir finds the automatic folder cannot hold the socket; 2
+for an unknown setting, a value that is not allowed, or a broken config file.
 
 Examples:
   cursor-resume config list
@@ -91,7 +91,8 @@ Examples:
       `
 runtimeDir prints the folder the helper's socket is in: when the setting is empty, the one chosen
 automatically (XDG_RUNTIME_DIR/cursor-resume, else TMPDIR/cursor-resume-UID). Exit status: 0; 1 when
-that folder cannot hold the socket (its path would be too long); 2 for an unknown setting.
+that automatic folder cannot hold the socket (its path would be too long); 2 for an unknown setting
+or a value that is not allowed (a runtimeDir too long for the socket included).
 
 Examples:
   cursor-resume config get ttlMinutes

@@ -25,7 +25,7 @@ export function addHelperCommand(program: Command): Command {
       `
 The helper keeps resume state (hashes, chat IDs, workspace paths, model names, counts, times; never
 message text) in memory behind a Unix socket, helper.sock, in $CURSOR_RESUME_RUNTIME_DIR (an absolute
-path; default $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid>), a private 0700
+path short enough for the socket; default $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid>), a private 0700
 folder. A run that needs it starts it, with none of the caller's environment but the two idle
 settings below and NODE_OPTIONS. It exits by itself after 5 minutes with no connections and an empty
 cache, and on SIGTERM, SIGINT or SIGHUP.

@@ -60,7 +60,7 @@ the next run will: a chat older than the lifetime the settings ask for is expire
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the
 runtimeDir setting cannot be used (with --transcript, a folder that cannot be used is part of
 the explanation: reason no-cache, as a run would get, and exit 0); 2 for a bad command line, transcript
-or setting (a runtimeDir that is not an absolute path included).
+or setting (a runtimeDir that is not an absolute path, or too long for the socket, included).
 
 Examples:
   cursor-resume inspect

@@ -643,7 +643,7 @@ describe('config', { concurrency: true }, () => {
     }
   });
 
-  test('runtimeDir set empty is its default written out, the automatic folder; a relative one is refused', async () => {
+  test('runtimeDir set empty is its default written out, the automatic folder; a relative one, or one too long for its socket, is refused', async () => {
     const env = world();
     const set = await cli(['config', 'set', 'runtimeDir', ''], env);
     assert.equal(set.code, 0, set.stderr);
@@ -652,7 +652,21 @@ describe('config', { concurrency: true }, () => {
     assert.match((await cli(['config', 'list'], fromFile)).stdout, /^runtimeDir +\(automatic: [^)]+\) +file$/m);
     const relative = await cli(['config', 'set', 'runtimeDir', 'run/here'], env);
     assert.equal(relative.code, 2);
-    assert.match(relative.stderr, /must be an absolute path, or empty for the automatic folder/);
+    assert.match(
+      relative.stderr,
+      /must be an absolute path whose helper\.sock fits the Unix limit of 103 bytes, or empty for the automatic folder/,
+    );
+    // /aaa.../helper.sock: 103 bytes, the Unix limit, then one more.
+    const fits = `/${'a'.repeat(90)}`;
+    assert.equal((await cli(['config', 'set', 'runtimeDir', fits], env)).code, 0);
+    const tooLong = await cli(['config', 'set', 'runtimeDir', `${fits}a`], env);
+    assert.equal(tooLong.code, 2);
+    assert.equal(tooLong.stdout, '');
+    assert.match(
+      tooLong.stderr,
+      /^cursor-resume: runtimeDir \(config set\): must be an absolute path whose helper\.sock fits the Unix limit of 103 bytes, or empty/,
+    );
+    assert.deepEqual(JSON.parse(readFileSync(fileOf(env), 'utf8')), { runtimeDir: fits }, 'the file as it was');
   });
 
   test('config get runtimeDir names the folder the helper uses, the automatic one too, or says why none can be used', async () => {

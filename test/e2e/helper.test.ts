@@ -995,7 +995,7 @@ test('a relative CURSOR_RESUME_RUNTIME_DIR is refused at once, naming it, and no
   assert.equal(fs.existsSync(path.join('/', name)), false);
 });
 
-test("a relative runtimeDir in the config file: the helper commands fail naming it, leaving the default folder's helper alone", async (t) => {
+test("a relative runtimeDir in the config file, or one too long for its socket: the helper commands fail naming it, leaving the default folder's helper alone", async (t) => {
   const xdg = tempDir('cr-xdg-');
   const env = defaultsWorld(t, { XDG_RUNTIME_DIR: xdg }, path.join(xdg, 'cursor-resume'));
   const before = await helperCli(['start', '--json'], env);
@@ -1003,25 +1003,33 @@ test("a relative runtimeDir in the config file: the helper commands fail naming 
   const { pid } = JSON.parse(before.stdout);
   const file = path.join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, '{"runtimeDir":"relative/dir"}\n');
-  // A run with this file uses no helper at all, so no command may act on the default folder's.
-  for (const args of [
-    ['helper', 'status'],
-    ['helper', 'start'],
-    ['helper', 'stop', '--json'],
-    ['evict', '--all'],
-    ['inspect', '--json'],
-  ]) {
-    const r = await runCli(args, { env });
-    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
-    assert.equal(r.stdout, '', args.join(' '));
-    assert.match(r.stderr, /ignoring runtimeDir \(in .*config\.json\): must be an absolute path/, args.join(' '));
-    assert.ok(
-      r.stderr.includes(
-        `the runtimeDir setting in ${file} is not usable (see above), so no helper is looked for and runs use no cache; fix it with`,
-      ),
-      `${args.join(' ')}: ${r.stderr}`,
-    );
+  // Its socket, /aaa.../helper.sock, 104 bytes: one over the Unix limit.
+  for (const bad of ['relative/dir', `/${'a'.repeat(91)}`]) {
+    fs.writeFileSync(file, `${JSON.stringify({ runtimeDir: bad })}\n`);
+    // A run with this file uses no helper at all, so no command may act on the default folder's.
+    for (const args of [
+      ['helper', 'status'],
+      ['helper', 'start'],
+      ['helper', 'stop', '--json'],
+      ['evict', '--all'],
+      ['inspect', '--json'],
+    ]) {
+      const r = await runCli(args, { env });
+      const what = `${bad} ${args.join(' ')}: ${r.stderr}`;
+      assert.equal(r.code, 1, what);
+      assert.equal(r.stdout, '', what);
+      assert.match(
+        r.stderr,
+        /ignoring runtimeDir \(in .*config\.json\): must be an absolute path whose helper\.sock fits the Unix limit of 103 bytes/,
+        what,
+      );
+      assert.ok(
+        r.stderr.includes(
+          `the runtimeDir setting in ${file} is not usable (see above), so no helper is looked for and runs use no cache; fix it with`,
+        ),
+        what,
+      );
+    }
   }
   fs.writeFileSync(file, '{}\n');
   const after = await helperCli(['status', '--json'], env);

@@ -208,7 +208,7 @@ describe('settings: flag > environment > file > default', { concurrency: true },
 
 describe('a bad setting does not stand in the way of cursor-agent', { concurrency: true }, () => {
   const warning =
-    /^cursor-resume: ignoring runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path, or empty for the automatic folder\. [^\n]*; unset CURSOR_RESUME_RUNTIME_DIR or fix its value\n/;
+    /^cursor-resume: ignoring runtimeDir \(from CURSOR_RESUME_RUNTIME_DIR\): must be an absolute path whose helper\.sock fits the Unix limit of 103 bytes, or empty for the automatic folder\. [^\n]*; unset CURSOR_RESUME_RUNTIME_DIR or fix its value\n/;
 
   test('subcommands, --version and a prompt word go through, with one warning', async () => {
     const cwd = tempDir();
@@ -277,6 +277,13 @@ describe('a bad setting does not stand in the way of cursor-agent', { concurrenc
     assert.match(off.stderr, warning);
     assert.equal(c.invocations().length, 2);
     assert.equal(existsSync(join(cwd, 'relative')), false);
+
+    // A folder whose socket path is over the Unix limit is as unusable, and said as loudly.
+    const long = new Conversation(world({ CURSOR_RESUME_RUNTIME_DIR: `/${'a'.repeat(91)}` }));
+    const t = await long.turn('remember: alpha');
+    assert.equal(t.code, 0, t.stderr);
+    assert.match(t.stderr, warning);
+    assert.deepEqual([long.lastTrace().decision, long.lastTrace().reason], ['fresh', 'no-cache']);
   });
 
   test('a bad value in the config file is ignored with a warning; a bad agent setting still stops the run', async () => {
