@@ -14,9 +14,25 @@ export interface RuntimePaths {
   dir: string;
   socket: string;
   lock: string;
-  /** Which rule chose `dir`, to name it in error messages. */
-  source: 'CURSOR_RESUME_RUNTIME_DIR' | 'XDG_RUNTIME_DIR' | 'tmpdir';
+  /** Which rule chose `dir`, to name it in error messages: a variable, tmpdir, or the config file that set runtimeDir. */
+  source: 'CURSOR_RESUME_RUNTIME_DIR' | 'XDG_RUNTIME_DIR' | 'tmpdir' | { file: string };
 }
+
+/**
+ * Put on an environment (turn/helper-env.ts) whose CURSOR_RESUME_RUNTIME_DIR is the config
+ * file's runtimeDir: the file, so that messages name it. A symbol key: no child inherits it.
+ */
+export const RUNTIME_DIR_FILE = Symbol('the config file that set runtimeDir');
+
+const fileOf = (env: NodeJS.ProcessEnv): unknown => (env as Record<symbol, unknown>)[RUNTIME_DIR_FILE];
+
+/** A source as error messages name it. */
+const chosenBy = (source: RuntimePaths['source']): string =>
+  typeof source === 'string' ? source : `the runtimeDir setting in ${source.file}`;
+
+/** What to change to choose another folder. */
+const toChange = (source: RuntimePaths['source']): string =>
+  typeof source === 'string' ? 'CURSOR_RESUME_RUNTIME_DIR' : 'runtimeDir (cursor-resume config set runtimeDir)';
 
 export class RuntimeDirError extends Error {
   override name = 'RuntimeDirError';
@@ -40,7 +56,8 @@ export function runtimePaths(env: NodeJS.ProcessEnv = process.env): RuntimePaths
       );
     }
     dir = path.resolve(explicit);
-    source = 'CURSOR_RESUME_RUNTIME_DIR';
+    const file = fileOf(env);
+    source = typeof file === 'string' ? { file } : 'CURSOR_RESUME_RUNTIME_DIR';
   } else if (xdg && path.isAbsolute(xdg)) {
     dir = path.join(xdg, 'cursor-resume');
     source = 'XDG_RUNTIME_DIR';
@@ -54,7 +71,7 @@ export function runtimePaths(env: NodeJS.ProcessEnv = process.env): RuntimePaths
   if (bytes > MAX_SOCKET_PATH_BYTES) {
     throw new RuntimeDirError(
       `the helper socket path ${socket} is ${bytes} bytes long, over the Unix limit of ${MAX_SOCKET_PATH_BYTES}` +
-        ` (runtime dir chosen by ${source}). Set CURSOR_RESUME_RUNTIME_DIR to a shorter directory, e.g. /tmp/cursor-resume-${currentUid()}.`,
+        ` (runtime dir chosen by ${chosenBy(source)}). Set ${toChange(source)} to a shorter directory, e.g. /tmp/cursor-resume-${currentUid()}.`,
     );
   }
   return { dir, socket, lock: path.join(dir, LOCK_NAME), source };
@@ -154,7 +171,7 @@ export function socketRefusal(paths: RuntimePaths, options: DirCheckOptions = {}
 }
 
 function hint(paths: RuntimePaths, lowercase = false): string {
-  const text = `Set CURSOR_RESUME_RUNTIME_DIR to a private directory of yours (runtime dir chosen by ${paths.source}).`;
+  const text = `Set ${toChange(paths.source)} to a private directory of yours (runtime dir chosen by ${chosenBy(paths.source)}).`;
   return lowercase ? text[0]!.toLowerCase() + text.slice(1) : text;
 }
 

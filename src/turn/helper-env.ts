@@ -7,11 +7,14 @@ import { configFile, resolveRunSettings, type RunSettings, type Settings } from 
 import { CliError, ConfigError } from '../errors.js';
 import { envLimits, ignoredEnvLimits, lowered, SEED_LIMITS, type Limits } from '../cache/limits.js';
 import { envValue } from '../env-value.js';
+import { RUNTIME_DIR_FILE } from '../helper/paths.js';
 
 export function helperEnv(settings: Settings, env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const out = { ...env };
-  if (settings.runtimeDir !== '' && envValue(env.CURSOR_RESUME_RUNTIME_DIR) === undefined)
+  if (settings.runtimeDir !== '' && envValue(env.CURSOR_RESUME_RUNTIME_DIR) === undefined) {
     out.CURSOR_RESUME_RUNTIME_DIR = settings.runtimeDir;
+    (out as Record<symbol, unknown>)[RUNTIME_DIR_FILE] = configFile();
+  }
   const limits = limitsFor(settings, env);
   out.CURSOR_RESUME_TTL_MS = String(limits.ttlMs);
   out.CURSOR_RESUME_MAX_ENTRIES = String(limits.maxEntries);

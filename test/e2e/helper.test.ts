@@ -365,6 +365,34 @@ test('a symlinked, foreign-owned or non-directory runtime dir is refused with a 
   assert.equal(!looked.ok && looked.code, 'bad-runtime-dir');
 });
 
+test("a runtimeDir from the config file that is refused names the file's setting to change, not the variable", async (t) => {
+  const w = world(t);
+  const target = tempDir('cr-target-');
+  fs.mkdirSync(path.dirname(w.dir), { recursive: true });
+  fs.symlinkSync(target, w.dir);
+  const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...env } = w.env;
+  const file = path.join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${JSON.stringify({ runtimeDir: w.dir })}\n`);
+  const told = `it is a symbolic link, which someone else may control. Remove it, or set runtimeDir (cursor-resume config set runtimeDir) to a private directory of yours (runtime dir chosen by the runtimeDir setting in ${file}).`;
+  for (const [args, what] of [
+    [['helper', 'start'], 'start'],
+    [['helper', 'status'], 'reach'],
+    [['inspect'], 'reach'],
+  ] as const) {
+    const r = await runCli([...args], { env });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr, `cursor-resume: cannot ${what} the helper: refusing the helper runtime dir ${w.dir}: ${told}\n`, args.join(' '));
+  }
+  const run = await runCli(['--print', '--verbose'], {
+    env: { ...env, CURSOR_ACP_SESSION_RESUME: '1' },
+    input: '{"messages":[{"role":"user","content":"hi"}]}',
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.stderr.includes(told), run.stderr);
+  assert.deepEqual(fs.readdirSync(target), [], 'nothing was put through the link');
+});
+
 test('a socket path over the Unix limit is explained, naming the variable to set', async (t) => {
   const w = world(t, { CURSOR_RESUME_RUNTIME_DIR: path.join(tempDir(), 'x'.repeat(100)) });
   assert.throws(() => runtimePaths(w.env), /over the Unix limit of 103.*Set CURSOR_RESUME_RUNTIME_DIR/);
