@@ -385,13 +385,20 @@ export class BranchStore {
     return this.#cache.peek(keyOf(anchor, chatId), { allowStale: true })?.known.matchedBy(transcript, packed) ?? 0;
   }
 
-  /** Drops every branch of every anchor starting with `anchorPrefix` (non-empty). Returns how many. */
+  /**
+   * Drops every branch of every anchor starting with `anchorPrefix` (non-empty), and refuses any
+   * later record of their chats: a turn of one still running would otherwise put it back. Returns how many.
+   */
   evict(anchorPrefix: string): number {
     if (anchorPrefix === '') throw new Error('evict: empty anchor prefix; use forgetAll() to drop everything');
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) {
       if (!anchor.startsWith(anchorPrefix)) continue;
-      for (const chatId of [...chatIds]) if (this.#cache.delete(keyOf(anchor, chatId))) count++;
+      for (const chatId of [...chatIds]) {
+        if (!this.#cache.delete(keyOf(anchor, chatId))) continue;
+        this.#refuseLater(chatId);
+        count++;
+      }
     }
     return count;
   }

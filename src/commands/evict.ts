@@ -24,9 +24,10 @@ export function addEvictCommand(program: Command): Command {
     .addHelpText(
       'after',
       `
-Every branch (Cursor chat) of the conversation goes. The chats themselves stay in Cursor; only
-cursor-resume forgets them. Nothing is started: with no helper running there is nothing to evict,
-and --all leaves a mark that keeps a first turn running now from recording its chat.
+Every branch (Cursor chat) of the conversation goes, and a turn of it running now cannot record
+its chat back. The chats themselves stay in Cursor; only cursor-resume forgets them. Nothing is
+started: with no helper running there is nothing to evict, and --all leaves a mark that keeps a
+first turn running now from recording its chat.
 
 Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached
 or the runtimeDir setting cannot be used (or --all, with none running, cannot leave its mark);

@@ -308,3 +308,20 @@ describe('a chat the caller continues itself is forgotten', () => {
     assert.deepEqual(await cachedChats(env), [chatId]);
   });
 });
+
+describe('a conversation evicted while a turn of it runs', () => {
+  test('evict <anchor>: the running turn cannot put its chat back, and the next turn starts a fresh chat, as evict --help says', async (t) => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'alpha');
+    const anchor = c.lastTrace().anchor as string;
+    c.messages.push({ role: 'user', content: 'remember: gamma' });
+    const gate = startGate(t);
+    const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
+    await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
+    const evicted = await runCli(['evict', anchor.slice(0, 8)], { env });
+    assert.equal(evicted.stdout, `evicted 1 branch of ${anchor}\n`, evicted.stderr);
+    await recordedNothing(env, c, slow, gate, 'the evicted chat was not recorded again');
+    assert.match((await slow).stderr, new RegExp(`not recorded: chat ${chatId} was forgotten`));
+    assert.notEqual(c.lastInvocation().chatId, chatId, 'a new chat');
+  });
+});

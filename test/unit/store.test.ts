@@ -431,6 +431,21 @@ describe('evict', () => {
     const recordAfter = store.record(rec({ baseVersion: one.version }), 'h1');
     assert.equal(!recordAfter.recorded && recordAfter.reason, 'gone');
   });
+
+  test("an evicted anchor's chats are refused later, whole too: a turn of one that was running cannot put it back", () => {
+    const { store } = clocked();
+    const one = recorded(store, rec({ chatId: 'one' }));
+    recorded(store, rec({ anchor: B, chatId: 'other' }));
+    assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
+    assert.equal(store.evict(A.slice(0, 8)), 1);
+    // On its base (gone), then whole as a client does after 'gone': both refused.
+    for (const late of [rec({ chatId: 'one', baseVersion: one.version }), rec({ chatId: 'one' })]) {
+      const refused = store.record(late, 'h1');
+      assert.equal(!refused.recorded && refused.reason, 'forgotten');
+    }
+    assert.ok(store.record(rec({ chatId: 'new' })).recorded, 'a new chat of that conversation records');
+    assert.ok(store.record(rec({ anchor: B, chatId: 'other' })).recorded, 'chats of other anchors as ever');
+  });
 });
 
 describe('evictChat: a chat the caller continued itself', () => {
