@@ -252,16 +252,24 @@ export class HelperClient {
   }
 
   async evict(target: EvictTarget): Promise<number> {
-    return (await this.request('evict', { ...target })).evicted;
+    const { evicted } = await this.request('evict', { ...target });
+    if (!isCount(evicted)) throw new HelperError('bad-reply', 'the helper answered the evict with something that is not a count');
+    return evicted;
   }
 
   /** Every live branch without its digests (`knownCount` instead). */
   async list(): Promise<BranchSummary[]> {
-    return (await this.request('list', {})).branches;
+    const { branches } = await this.request('list', {});
+    if (!Array.isArray(branches) || !branches.every(isSummary)) {
+      throw new HelperError('bad-reply', 'the helper answered the list with something that is not a list of branches');
+    }
+    return branches;
   }
 
-  stats(): Promise<StatsReply> {
-    return this.request('stats', {});
+  async stats(): Promise<StatsReply> {
+    const stats = await this.request('stats', {});
+    if (!isStats(stats)) throw new HelperError('bad-reply', 'the helper answered the stats with something that is not its figures');
+    return stats;
   }
 
   /** Asks the helper to exit; resolves once it acknowledged. */
@@ -438,16 +446,20 @@ export class HelperClient {
   }
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object';
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+/** A time or a span: a finite number (a Date of it must not throw). */
+const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= 8.64e15;
+
 /** A branch as the run path relies on it: whatever else comes over the socket is a bad reply, never a crash. */
 function isBranch(value: unknown): value is Branch {
-  if (value === null || typeof value !== 'object') return false;
-  const b = value as Record<string, unknown>;
+  if (!isObject(value)) return false;
+  const b = value;
   return (
     typeof b.chatId === 'string' &&
     typeof b.toolsFingerprint === 'string' &&
     typeof b.anchor === 'string' &&
-    Number.isSafeInteger(b.knownCount) &&
-    (b.knownCount as number) >= 0 &&
+    isCount(b.knownCount) &&
     typeof b.prefix === 'string' &&
     /^[0-9a-f]{32}$/.test(b.prefix) &&
     typeof b.version === 'number' &&
@@ -455,6 +467,54 @@ function isBranch(value: unknown): value is Branch {
     typeof b.updatedAt === 'number' &&
     (b.state === 'ok' || b.state === 'unknown') &&
     typeof b.leased === 'boolean'
+  );
+}
+
+/** A branch as inspect shows it (every field it prints): anything else is a bad reply, never a crash. */
+function isSummary(value: unknown): value is BranchSummary {
+  if (!isObject(value)) return false;
+  const b = value;
+  return (
+    typeof b.anchor === 'string' &&
+    typeof b.chatId === 'string' &&
+    typeof b.toolsFingerprint === 'string' &&
+    typeof b.workspace === 'string' &&
+    typeof b.model === 'string' &&
+    isCount(b.bytesSaved) &&
+    isCount(b.knownCount) &&
+    typeof b.version === 'number' &&
+    isCount(b.turns) &&
+    (b.state === 'ok' || b.state === 'unknown') &&
+    typeof b.lastOutcome === 'string' &&
+    isTime(b.createdAt) &&
+    isTime(b.updatedAt) &&
+    isTime(b.ttlLeftMs) &&
+    typeof b.leased === 'boolean' &&
+    (b.storeSeen === undefined || typeof b.storeSeen === 'boolean')
+  );
+}
+
+const isLimits = (value: unknown): value is HelperLimits =>
+  isObject(value) &&
+  [value.ttlMs, value.maxEntries, value.idleMs, value.connectionIdleMs, value.maxRequestBytes, value.maxConnections].every(isCount);
+
+/** The helper's figures as `helper status` shows them. */
+function isStats(value: unknown): value is StatsReply {
+  if (!isObject(value)) return false;
+  const s = value;
+  return (
+    isCount(s.pid) &&
+    typeof s.version === 'string' &&
+    typeof s.protocol === 'number' &&
+    isTime(s.startedAt) &&
+    isTime(s.uptimeMs) &&
+    typeof s.socketPath === 'string' &&
+    typeof s.runtimeDir === 'string' &&
+    [s.entries, s.anchors, s.leases, s.connections].every(isCount) &&
+    isObject(s.memory) &&
+    isCount(s.memory.rss) &&
+    isCount(s.memory.heapUsed) &&
+    isLimits(s.limits)
   );
 }
 

@@ -369,6 +369,32 @@ describe('other versions', () => {
   });
 });
 
+describe('a helper of our version whose answers are nonsense', () => {
+  test('inspect, helper status and evict say so in one line (exit 1), never a stack trace nor "undefined"', async () => {
+    const c = await started();
+    await runCli(['helper', 'stop'], { env: c.env });
+    // Every request answered with a hello, as something else speaking the protocol might.
+    const odd = await fakeHelper(socketOf(c.env), () => hello());
+    try {
+      const list = 'the helper answered the list with something that is not a list of branches';
+      for (const [args, said] of [
+        [['inspect'], `did not list its entries: ${list}`],
+        [['inspect', '--json'], `did not list its entries: ${list}`],
+        [['helper', 'status'], 'did not answer: the helper answered the stats with something that is not its figures'],
+        [['helper', 'status', '--json'], 'did not answer: the helper answered the stats with something that is not its figures'],
+        [['evict', '--all'], 'did not evict: the helper answered the evict with something that is not a count'],
+        [['evict', 'abcd'], `did not evict: ${list}`],
+      ] as const) {
+        const r = await runCli([...args], { env: c.env });
+        assert.deepEqual([r.code, r.stdout], [1, ''], `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, new RegExp(`^cursor-resume: the helper \\(pid \\d+[^)]*\\) ${said}\n$`), args.join(' '));
+      }
+    } finally {
+      await odd.close();
+    }
+  });
+});
+
 describe('the clock changing', () => {
   /** A preload that moves every wall clock (Date) of every process by the offset in a file, as a clock change would. */
   function shiftedClock(): { env: NodeJS.ProcessEnv; set: (offsetMs: number) => void } {
