@@ -12,7 +12,7 @@ import { createMarker, HAND_OFF_MARKER_ENV, handOffPending, newMarkerName, remov
 import { alive } from './alive.js';
 import { HeldStart } from './held-start.js';
 import { limitsBelow } from './limits-below.js';
-import { checkRuntimeDir, ensureRuntimeDir, runtimePaths, socketRefusal } from './paths.js';
+import { checkRuntimeDir, ensureRuntimeDir, lockRefusal, runtimePaths, socketRefusal } from './paths.js';
 import type { RuntimePaths } from './paths.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import type { HelloReply } from './protocol.js';
@@ -170,6 +170,9 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
   } else if (first.kind === 'absent') {
     if (!options.start)
       return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
+    // A start deferred to the turn's end (a hand-off) would fail there unseen, every turn.
+    const lockProblem = lockRefusal(paths);
+    if (lockProblem !== undefined) return { ok: false, code: 'start-failed', reason: lockProblem, paths };
     if (options.defer) return { ok: false, code: 'deferred', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
   } else if (!options.start || first.error.code !== 'timeout') {
     // A helper that refuses us (too many connections, ...) or a socket we may not use: starting another would not help.
@@ -179,6 +182,10 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
     replaced = 'stuck';
   }
 
+  if (first.kind !== 'absent') {
+    const lockProblem = lockRefusal(paths);
+    if (lockProblem !== undefined) return { ok: false, code: 'start-failed', reason: lockProblem, paths };
+  }
   const scriptPath = serverScriptPath(options.serverScript);
   if (!fs.existsSync(scriptPath)) return { ok: false, code: 'start-failed', reason: missingProgram(scriptPath), paths };
   let exitCode: number | null | undefined;

@@ -170,6 +170,23 @@ export function socketRefusal(paths: RuntimePaths, options: DirCheckOptions = {}
   return undefined;
 }
 
+/**
+ * Looks at the start lock before a helper is started: anything but a file there (a directory)
+ * could never be taken, and every start would wait out its deadline with nothing said.
+ * Returns why no helper can start, or undefined.
+ */
+export function lockRefusal(paths: RuntimePaths): string | undefined {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(paths.lock);
+  } catch {
+    return undefined; // none (the usual case), or one the start itself will report
+  }
+  if (stat.isFile()) return undefined;
+  const what = stat.isDirectory() ? 'a directory' : stat.isSymbolicLink() ? 'a symbolic link' : 'not a file';
+  return `${paths.lock} is ${what}, not the helper's start lock, so no helper can start. Remove it, or ${hint(paths, true)}`;
+}
+
 function hint(paths: RuntimePaths, lowercase = false): string {
   const text = `Set ${toChange(paths.source)} to a private directory of yours (runtime dir chosen by ${chosenBy(paths.source)}).`;
   return lowercase ? text[0]!.toLowerCase() + text.slice(1) : text;

@@ -31,6 +31,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_CONNECTIONS = 256;
 /** A client that does not read its replies is cut off past this much unsent output. */
 const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
+/** Digests sent ahead (`append`) held at once across connections: one record's worth, 32 MB. */
+export const MAX_STAGED_DIGESTS = MAX_KNOWN_MESSAGES;
 
 /** Limits given here (a helper in a test process) are clamped like any request for them. */
 export interface ServerSettings extends Partial<Limits> {
@@ -142,6 +144,8 @@ export class HelperServer {
   readonly #onExit: ((reason: ExitReason) => void) | undefined;
   readonly #server: net.Server;
   readonly #connections = new Set<Connection>();
+  /** Digests sent ahead on every connection, not yet used by a record. */
+  #stagedTotal = 0;
   #nextConnection = 0;
   #socketId: { dev: number; ino: number } | undefined;
   #sweepTimer: NodeJS.Timeout | undefined;
@@ -362,8 +366,16 @@ export class HelperServer {
     clearTimeout(conn.idleTimer);
     clearTimeout(conn.partialTimer);
     this.#connections.delete(conn);
+    this.#unstage(conn);
     // The holder vanished mid-turn: its chat's last turn is unknown.
     this.store.release(conn.id, 'interrupted', 'unknown');
+  }
+
+  /** Drops what a connection sent ahead (used by its record, or never to be). */
+  #unstage(conn: Connection): void {
+    this.#stagedTotal -= conn.stagedCount;
+    conn.staged = [];
+    conn.stagedCount = 0;
   }
 
   /** Closes a connection after a last error reply. */
@@ -447,8 +459,16 @@ export class HelperServer {
         if (conn.stagedCount + added > MAX_KNOWN_MESSAGES) {
           throw new RequestError('too-large', `a record holds at most ${MAX_KNOWN_MESSAGES} digests; connection closed`);
         }
+        // Bounded across connections too: 256 of them could otherwise hold 32 MB each, never recorded.
+        if (this.#stagedTotal + added > MAX_STAGED_DIGESTS) {
+          throw new RequestError(
+            'too-large',
+            `the helper holds at most ${MAX_STAGED_DIGESTS} digests sent ahead across its connections; connection closed`,
+          );
+        }
         conn.staged.push(Buffer.from(request.digests, 'hex'));
         conn.stagedCount += added;
+        this.#stagedTotal += added;
         return { staged: conn.stagedCount };
       }
       case 'record': {
@@ -457,8 +477,7 @@ export class HelperServer {
         const staged = conn.staged;
         const stagedCount = conn.stagedCount;
         // Whatever happens, what was sent ahead belonged to this record only.
-        conn.staged = [];
-        conn.stagedCount = 0;
+        this.#unstage(conn);
         if (stagedCount !== expected) {
           this.store.release(conn.id);
           return {
@@ -468,6 +487,11 @@ export class HelperServer {
           };
         }
         const added = Buffer.from(record.added, 'hex');
+        // A branch that knows no message would prove every transcript of its anchor, and take its delta.
+        if (record.base === null && stagedCount === 0 && added.length === 0) {
+          // The connection closes, and its lease ends with it (interrupted, as any connection lost).
+          throw new RequestError('bad-request', 'a record of a new chat (base null) must hold at least one digest');
+        }
         return this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
       }
       case 'evict': {

@@ -56,8 +56,10 @@ function readLock(lockPath: string): { content: string; pid: number; ageMs: numb
     const content = fs.readFileSync(lockPath, 'utf8');
     const ageMs = Date.now() - fs.statSync(lockPath).mtimeMs;
     return { content, pid: Number.parseInt(content, 10), ageMs };
-  } catch {
-    return undefined; // gone already: just try again
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // gone already: just try again
+    // A directory in its place (EISDIR) would be waited on until the deadline, and never taken.
+    throw new Error(`cannot read the helper start lock ${lockPath}: ${(error as Error).message}; remove it`);
   }
 }
 

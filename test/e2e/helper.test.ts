@@ -3,7 +3,7 @@
 // the CLI (`cursor-resume helper ...`) or the launcher, and stopped afterwards.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -14,8 +14,8 @@ import { HelperClient, type HelperError } from '../../src/helper/client.js';
 import { createMarker, HAND_OFF_MARKER_ENV } from '../../src/helper/hand-off.js';
 import { connectHelper, handOffRecord, holdHelper, stopHelper } from '../../src/helper/launcher.js';
 import { runtimePaths } from '../../src/helper/paths.js';
-import { MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
-import { startHelperServer } from '../../src/helper/server.js';
+import { MAX_DIGESTS_PER_LINE, MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
+import { MAX_STAGED_DIGESTS, startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
 import { monotonicMs } from '../../src/monotonic.js';
 import { ROOT, runCli, sandboxEnv, spawnCli, tempDir, type RunResult } from '../support/cli.js';
@@ -391,6 +391,26 @@ test("a runtimeDir from the config file that is refused names the file's setting
   assert.equal(run.code, 0, run.stderr);
   assert.ok(run.stderr.includes(told), run.stderr);
   assert.deepEqual(fs.readdirSync(target), [], 'nothing was put through the link');
+});
+
+test('a start lock that is no file (a directory) is named at once: no helper could ever start', async (t) => {
+  const w = world(t);
+  fs.mkdirSync(path.join(w.dir, 'helper.lock'), { recursive: true, mode: 0o700 });
+  fs.chmodSync(w.dir, 0o700);
+  const told = `${path.join(w.dir, 'helper.lock')} is a directory, not the helper's start lock, so no helper can start. Remove it, or set CURSOR_RESUME_RUNTIME_DIR to a private directory of yours (runtime dir chosen by CURSOR_RESUME_RUNTIME_DIR).`;
+  const start = await helperCli(['start'], w.env);
+  assert.equal(start.code, 1);
+  assert.equal(start.stderr, `cursor-resume: cannot start the helper: ${told}\n`);
+  const run = await runCli(['--print', '--verbose'], {
+    env: { ...w.env, CURSOR_ACP_SESSION_RESUME: '1' },
+    input: '{"messages":[{"role":"user","content":"hi"}]}',
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(run.stderr.includes(told), run.stderr);
+  // The helper itself, started by hand, says so too rather than waiting for the lock.
+  const server = spawnSync(process.execPath, [SERVER], { env: { ...w.env }, encoding: 'utf8', timeout: 60_000 });
+  assert.notEqual(server.status, 0);
+  assert.match(server.stderr, /cannot read the helper start lock \S+helper\.lock: EISDIR/);
 });
 
 test('a socket path over the Unix limit is explained, naming the variable to set', async (t) => {
@@ -882,11 +902,49 @@ test('a 100,000-message history: recorded in append lines, resumed with a delta,
   assert.equal(!surprise.recorded && surprise.reason, 'staged');
   const missing = await client.record(record({ chatId: 'other', staged: 5 }));
   assert.equal(!missing.recorded && missing.reason, 'staged');
+  // A new chat that knows no message would prove any transcript of its anchor: refused, and nothing found for it.
+  const empty = await connected(w, false);
+  await assert.rejects(empty.request('record', { record: record({ anchor: B, chatId: 'empty', added: '' }) }), {
+    code: 'bad-request',
+    message: /a record of a new chat \(base null\) must hold at least one digest/,
+  });
+  empty.close();
+  assert.deepEqual(await client.lookup(B, asTranscript(digestsOf(3, 'any'))), []);
   assert.deepEqual(
     (await client.list()).map((b) => b.chatId),
     ['chat-1'],
   );
   client.close();
+});
+
+test('digests sent ahead are bounded across connections too, and given back when their connection goes', async (t) => {
+  const w = world(t);
+  const first = await connected(w, true, { requestTimeoutMs: 30_000 });
+  // A record's worth on one connection, in lines of the most digests a line may carry.
+  const line = 'a'.repeat(MAX_DIGESTS_PER_LINE * 32);
+  let staged = 0;
+  while (staged < MAX_STAGED_DIGESTS) {
+    const count = Math.min(MAX_DIGESTS_PER_LINE, MAX_STAGED_DIGESTS - staged);
+    staged = (await first.request('append', { digests: count === MAX_DIGESTS_PER_LINE ? line : line.slice(0, count * 32) })).staged;
+  }
+  const second = await connected(w, false);
+  await assert.rejects(second.request('append', { digests: 'b'.repeat(32) }), {
+    code: 'too-large',
+    message: `the helper holds at most ${MAX_STAGED_DIGESTS} digests sent ahead across its connections; connection closed`,
+  });
+  second.close();
+  first.close();
+  await waitFor('the first connection to be gone', async () => {
+    const probe = await connected(w, false);
+    try {
+      return (await probe.stats()).connections === 1;
+    } finally {
+      probe.close();
+    }
+  });
+  const third = await connected(w, false);
+  assert.equal((await third.request('append', { digests: 'b'.repeat(32) })).staged, 1, 'room again');
+  third.close();
 });
 
 test('evict by anchor prefix, by branch and all; a malformed evict is refused', async (t) => {
