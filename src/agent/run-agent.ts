@@ -112,6 +112,8 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     // cursor-agent gets KILL_AFTER_MS to end once we asked it to; what it does longer is unknown.
     const endSoon = (): void => {
       hardKill ??= setTimeout(() => {
+        // Gone already, its pipes held open by a process it left: nothing to kill, and nothing unknown about it.
+        if (!running()) return;
         result.killedHard = true;
         child.kill('SIGKILL');
       }, KILL_AFTER_MS).unref();

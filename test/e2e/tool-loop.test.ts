@@ -27,6 +27,8 @@ const fs = require('node:fs');
 const args = process.argv.slice(2);
 const at = args.indexOf('--resume');
 const sid = at >= 0 ? args[at + 1] : '${CHAT}';
+// Told to, it leaves a process behind holding its stdout and stderr, as a tool's background job may.
+if (process.env.TOOL_AGENT_LEAVES_CHILD) require('node:child_process').spawn('sleep', ['3'], { stdio: ['ignore', 'inherit', 'inherit'] }).unref();
 let input = '';
 process.stdin.on('data', (d) => (input += d)).on('end', () => {
   fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(input) + '\\n');
@@ -140,6 +142,21 @@ describe('the tool-loop handover', () => {
       stdins[1],
       'tool_call(id: call_1, name: read, args: {"path":"notes.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\n42\n\nThe above tool calls have been executed. Continue your response based on these results.',
     );
+  });
+
+  test('a run whose agent left a process holding its output is still recorded at its calls once the agent is gone', async () => {
+    const log = join(tempDir('cr-log-'), 'stdin.jsonl');
+    const workspace = tempDir('cr-ws-');
+    const env = sandboxEnv({ CURSOR_RESUME_ENABLED: '1', CURSOR_RESUME_AGENT: toolAgent(log), TOOL_AGENT_LEAVES_CHILD: '1' });
+    const body = (messages: unknown[]) => JSON.stringify({ model: 'gpt-5', workspace, messages, tools });
+    const first = runUntil(body(opening), env);
+    await first.killed;
+    const t1 = await first.ended;
+    assert.equal(t1.code, 143, t1.stderr);
+    // Its output ends only with the left process, past the second cursor-agent gets to end: that one was gone by then, not killed.
+    const plan = await runCli(['--dry-run', ...STREAM_ARGS], { input: body(withResult), env });
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.deepEqual([JSON.parse(plan.stdout).decision, JSON.parse(plan.stdout).reason], ['resume-delta', 'delta']);
   });
 
   test('a run whose agent ran the tool itself before it was killed is not taken as ended at the call: the result goes to a fresh chat', async () => {
