@@ -266,6 +266,7 @@ async function runTurn(turn: Turn): Promise<number> {
   }
   await turn.forget(run.tap.sessionChanged ? undefined : run.tap.sessionId);
   writeTrace(settings.trace, plan, { exit: end.exit, failure: end.failure, retried, started: turn.started, chatId: run.tap.sessionId });
+  if (run.endedByCaller !== null && run.endedByCaller !== 'stdout-closed') late.endedBy(run.endedByCaller);
   return end.exit;
 }
 

@@ -36,6 +36,15 @@ export class LateSignals {
     return result;
   }
 
+  /**
+   * Once the turn's bookkeeping is done after the caller's signal ended cursor-agent: the
+   * process ends as it would end after a late signal, so that a caller that signalled and
+   * stopped reading is not kept waiting on our unread output (cursor-agent would be gone).
+   */
+  endedBy(signal: NodeJS.Signals): void {
+    this.#late(signal);
+  }
+
   #late(signal: NodeJS.Signals): void {
     if (this.signal !== null) return;
     this.signal = signal;

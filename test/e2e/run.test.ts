@@ -6,6 +6,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { STAND_IN, runCli, scriptAgent, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { entries, factsOf, helperProxy, socketOf, worlds } from '../support/hardening.js';
@@ -521,6 +522,33 @@ describe('passthrough', () => {
       assert.ok(!c.lastInvocation().argv.includes('--resume'), 'no delta into a chat whose last turn is unknown');
     });
   }
+
+  test('a caller that signals and stops reading is not kept waiting on output it will never read: the run ends of the signal, as cursor-agent would', async () => {
+    const c = new Conversation(world());
+    await c.turn('remember: before');
+    c.messages.push({ role: 'user', content: 'a long answer nobody reads to its end' });
+    // 300 KB in one line, then slowly on: far more than a pipe holds, so output waits in our process.
+    const written = join(tempDir(), 'stdout.jsonl');
+    const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'long-line=300000,slow=300', CURSOR_STAND_IN_STDOUT_LOG: written });
+    groups.push(run.pid!);
+    run.stdout!.pause();
+    run.stdin!.end(c.body());
+    await waitFor('cursor-agent to print the long line', () => existsSync(written) && readFileSync(written, 'utf8').length > 300_000);
+    run.kill('SIGINT');
+    // Never read again: it must end all the same (cursor-agent run directly dies at once). A minute bounds a hang.
+    const end = await Promise.race([run.closed, sleep(60_000, 'still running a minute later', { ref: false })]);
+    assert.deepEqual(typeof end === 'string' ? end : [end.code, end.signal], [null, 'SIGINT']);
+    assert.deepEqual(
+      readLog(c.log)
+        .filter((e) => e.event === 'signal')
+        .map((e) => e.signal),
+      ['SIGINT'],
+    );
+    assert.equal(c.lastTrace().exit, 130, 'its bookkeeping done first: the trace of an interrupted turn');
+    const next = await c.turn('after the interruption');
+    assert.equal(next.code, 0, next.stderr);
+    assert.equal(c.lastTrace().reason, 'interrupted');
+  });
 
   test('SIGTERM before the resumed chat named itself, to a cursor-agent that exits 0 on it: its status kept, not run again, the chat kept as interrupted', async () => {
     const c = new Conversation(world());
