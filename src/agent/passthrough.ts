@@ -78,7 +78,8 @@ export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEn
     };
     for (const s of RELAYED_SIGNALS) process.on(s, relay);
     const done = (code: number): void => {
-      for (const s of RELAYED_SIGNALS) process.off(s, relay).on(s, late);
+      // The late handler first: with none at all for a moment, Node restores the default action, and a signal then kills.
+      for (const s of RELAYED_SIGNALS) process.on(s, late).off(s, relay);
       exitWhenDone();
       resolve(code);
     };
