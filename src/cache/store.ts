@@ -55,8 +55,10 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
 export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long' | 'forgotten';
 
-/** How many chats forgotten by evictChat(), forgetAll() and forgetBefore() are remembered as such (oldest dropped first): a few KiB each thousand. */
+/** How many chats forgotten by evict(), evictChat(), forgetAll() and forgetBefore() are remembered as such (oldest dropped first): a few KiB each thousand. */
 export const MAX_FORGOTTEN_CHATS = 1024;
+/** How many evicted anchor prefixes are remembered with their time (oldest dropped first). */
+export const MAX_EVICTED_ANCHORS = 256;
 
 export type LeaseResult = { granted: true; branch: Branch } | { granted: false; reason: LeaseRefusal; message: string };
 
@@ -88,10 +90,12 @@ export class BranchStore {
   readonly #index = new Map<string, Set<string>>();
   /**
    * Chats forgotten because a caller continued them itself (evictChat, forgetAll), or a mark said
-   * one may have been (forgetBefore): never recorded again, so that a turn that read one before it
-   * was forgotten cannot bring it back.
+   * one may have been (forgetBefore), or their conversation was evicted (evict): never recorded
+   * again, so that a turn that read one before it was forgotten cannot bring it back.
    */
   readonly #forgotten = new Set<string>();
+  /** Anchor prefixes evicted, and when: a turn of such a conversation started by then records nothing. */
+  readonly #evictedAt = new Map<string, number>();
   /** The latest time of forgetAll() or forgetBefore(): a turn started by then may have used a chat forgotten since. */
   #allForgottenAt: number | undefined;
   /** When a chat was last forgotten (evictChat, forgetAll, forgetBefore): only a turn started by then can have read one. */
@@ -274,7 +278,15 @@ export class BranchStore {
       return {
         recorded: false,
         reason: 'forgotten',
-        message: `chat ${input.chatId} was forgotten (continued outside cursor-resume's sight, or by evict --all): its history is not known`,
+        message: `chat ${input.chatId} was forgotten (continued outside cursor-resume's sight, or evicted): it is not to be resumed`,
+      };
+    }
+    const evictedAt = this.#evictedBy(input.anchor);
+    if (evictedAt !== undefined && (input.startedAt ?? -Infinity) <= evictedAt) {
+      return {
+        recorded: false,
+        reason: 'forgotten',
+        message: `the turn of chat ${input.chatId} started before its conversation ${input.anchor} was evicted: evict asked for a fresh chat`,
       };
     }
     if (this.#allForgottenAt !== undefined && (input.startedAt ?? -Infinity) <= this.#allForgottenAt) {
@@ -387,10 +399,14 @@ export class BranchStore {
 
   /**
    * Drops every branch of every anchor starting with `anchorPrefix` (non-empty), and refuses any
-   * later record of their chats: a turn of one still running would otherwise put it back. Returns how many.
+   * later record of their chats, and of any turn of those anchors started at `now` or before: a turn
+   * still running would otherwise put its chat, or a new one, back. Returns how many branches went.
    */
-  evict(anchorPrefix: string): number {
+  evict(anchorPrefix: string, now: number): number {
     if (anchorPrefix === '') throw new Error('evict: empty anchor prefix; use forgetAll() to drop everything');
+    this.#evictedAt.delete(anchorPrefix);
+    this.#evictedAt.set(anchorPrefix, now);
+    if (this.#evictedAt.size > MAX_EVICTED_ANCHORS) this.#evictedAt.delete(this.#evictedAt.keys().next().value!);
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) {
       if (!anchor.startsWith(anchorPrefix)) continue;
@@ -467,6 +483,13 @@ export class BranchStore {
       if (this.#cache.delete(key)) count++;
     }
     return count;
+  }
+
+  /** The latest eviction of a prefix of `anchor`, if any. */
+  #evictedBy(anchor: string): number | undefined {
+    let latest: number | undefined;
+    for (const [prefix, time] of this.#evictedAt) if (anchor.startsWith(prefix) && (latest === undefined || time > latest)) latest = time;
+    return latest;
   }
 
   #refuseLater(chatId: string): void {

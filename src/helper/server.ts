@@ -495,7 +495,7 @@ export class HelperServer {
         return this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
       }
       case 'evict': {
-        if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix) };
+        if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix, monotonicMs()) };
         if (request.anchor !== undefined) return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };
         const evicted = request.all ? this.store.forgetAll(monotonicMs()) : this.store.evictChat(request.chatId!, monotonicMs());
         this.#noteForgot();

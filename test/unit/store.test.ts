@@ -420,31 +420,35 @@ describe('evict', () => {
     assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
     assert.equal(store.evictBranch(A, 'two'), 1);
     assert.equal(store.evictBranch(A, 'two'), 0);
-    assert.equal(store.evict('a'), 2, 'A and ab00.. both start with "a"');
+    assert.equal(store.evict('a', 0), 2, 'A and ab00.. both start with "a"');
     assert.equal(store.leasesOf('h1'), 0);
     assert.equal(store.stats().leases, 0);
     assert.deepEqual(store.lookup(A), []);
-    assert.throws(() => store.evict(''), /empty anchor prefix/);
-    assert.equal(store.evict('b'), 1);
+    assert.throws(() => store.evict('', 0), /empty anchor prefix/);
+    assert.equal(store.evict('b', 0), 1);
     assert.equal(store.size, 0);
     assert.equal(store.stats().anchors, 0);
     const recordAfter = store.record(rec({ baseVersion: one.version }), 'h1');
     assert.equal(!recordAfter.recorded && recordAfter.reason, 'gone');
   });
 
-  test("an evicted anchor's chats are refused later, whole too: a turn of one that was running cannot put it back", () => {
+  test("an evicted anchor's chats are refused later, whole too, and its turns begun by then: a running turn cannot put a chat back", () => {
     const { store } = clocked();
     const one = recorded(store, rec({ chatId: 'one' }));
     recorded(store, rec({ anchor: B, chatId: 'other' }));
     assert.ok(store.lease(A, 'one', one.version, 'h1').granted);
-    assert.equal(store.evict(A.slice(0, 8)), 1);
-    // On its base (gone), then whole as a client does after 'gone': both refused.
-    for (const late of [rec({ chatId: 'one', baseVersion: one.version }), rec({ chatId: 'one' })]) {
+    assert.equal(store.evict(A.slice(0, 8), 100), 1);
+    // On its base (gone), then whole as a client does after 'gone': both refused, whenever the turn began.
+    for (const late of [rec({ chatId: 'one', baseVersion: one.version }), rec({ chatId: 'one', startedAt: 500 })]) {
       const refused = store.record(late, 'h1');
       assert.equal(!refused.recorded && refused.reason, 'forgotten');
     }
-    assert.ok(store.record(rec({ chatId: 'new' })).recorded, 'a new chat of that conversation records');
-    assert.ok(store.record(rec({ anchor: B, chatId: 'other' })).recorded, 'chats of other anchors as ever');
+    // A new chat of a turn of that conversation that began by then (a fresh turn running): refused too.
+    const fresh = store.record(rec({ chatId: 'new', startedAt: 100 }));
+    assert.equal(!fresh.recorded && fresh.reason, 'forgotten');
+    assert.match(!fresh.recorded ? fresh.message : '', /started before its conversation \S+ was evicted/);
+    assert.ok(store.record(rec({ chatId: 'new', startedAt: 101 })).recorded, 'a turn begun after the evict records');
+    assert.ok(store.record(rec({ anchor: B, chatId: 'other', startedAt: 50 })).recorded, 'other anchors as ever');
   });
 });
 
@@ -544,7 +548,7 @@ describe('evictChat: a chat the caller continued itself', () => {
   test('says when it last forgot a chat (what a store replacing it must refuse), by either way of forgetting', () => {
     const { store } = clocked();
     recorded(store, rec({ chatId: 'one' }));
-    store.evict(A.slice(0, 8));
+    store.evict(A.slice(0, 8), 0);
     assert.equal(store.lastForgetAt, undefined, 'an evicted anchor is no chat continued elsewhere');
     store.evictChat('one', 5);
     assert.equal(store.lastForgetAt, 5);
