@@ -52,11 +52,13 @@ export function exitWhenDone(): void {
 }
 
 /**
- * A late signal's end: if the process is still there LATE_SIGNAL_GRACE_MS from now, `handler`
- * comes off and it dies of `signal`. Unref'd: a process that ends by itself meanwhile is not kept for it.
+ * A late signal's end: if the process is still there LATE_SIGNAL_GRACE_MS from now (and `still()`
+ * holds then), `handler` comes off and it dies of `signal`. Unref'd: a process that ends by itself
+ * meanwhile is not kept for it.
  */
-export function dieOfLater(signal: NodeJS.Signals, handler: (signal: NodeJS.Signals) => void): void {
+export function dieOfLater(signal: NodeJS.Signals, handler: (signal: NodeJS.Signals) => void, still: () => boolean = () => true): void {
   setTimeout(() => {
+    if (!still()) return;
     for (const s of RELAYED_SIGNALS) process.off(s, handler);
     process.kill(process.pid, signal);
   }, LATE_SIGNAL_GRACE_MS).unref();

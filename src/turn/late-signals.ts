@@ -37,12 +37,14 @@ export class LateSignals {
   }
 
   /**
-   * Once the turn's bookkeeping is done after the caller's signal ended cursor-agent: the
-   * process ends as it would end after a late signal, so that a caller that signalled and
-   * stopped reading is not kept waiting on our unread output (cursor-agent would be gone).
+   * Once the turn's bookkeeping is done after the caller's signal ended cursor-agent: output
+   * the caller has still not read LATE_SIGNAL_GRACE_MS later is not waited for any longer, and
+   * the process dies of the signal, as cursor-agent would have at once. Anything else still
+   * under way then (a record handed to a helper starting) goes on.
    */
   endedBy(signal: NodeJS.Signals): void {
-    this.#late(signal);
+    if (this.signal !== null) return;
+    dieOfLater(signal, this.#handler, () => this.signal === null && process.stdout.writableLength > 0);
   }
 
   #late(signal: NodeJS.Signals): void {
