@@ -57,9 +57,11 @@ function readLock(lockPath: string): { content: string; pid: number; ageMs: numb
     const ageMs = Date.now() - fs.statSync(lockPath).mtimeMs;
     return { content, pid: Number.parseInt(content, 10), ageMs };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined; // gone already: just try again
-    // A directory in its place (EISDIR) would be waited on until the deadline, and never taken.
-    throw new Error(`cannot read the helper start lock ${lockPath}: ${(error as Error).message}; remove it`);
+    // A directory in its place would be waited on until the deadline, and never taken.
+    if ((error as NodeJS.ErrnoException).code === 'EISDIR') {
+      throw new Error(`cannot read the helper start lock ${lockPath}: ${(error as Error).message}; remove it`);
+    }
+    return undefined; // gone already, or a passing failure (EMFILE): just try again
   }
 }
 
