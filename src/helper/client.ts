@@ -451,24 +451,9 @@ const isCount = (value: unknown): value is number => Number.isSafeInteger(value)
 /** A time or a span: a finite number (a Date of it must not throw). */
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= 8.64e15;
 
-/** A branch as the run path relies on it: whatever else comes over the socket is a bad reply, never a crash. */
-function isBranch(value: unknown): value is Branch {
-  if (!isObject(value)) return false;
-  const b = value;
-  return (
-    typeof b.chatId === 'string' &&
-    typeof b.toolsFingerprint === 'string' &&
-    typeof b.anchor === 'string' &&
-    isCount(b.knownCount) &&
-    typeof b.prefix === 'string' &&
-    /^[0-9a-f]{32}$/.test(b.prefix) &&
-    typeof b.version === 'number' &&
-    typeof b.ttlLeftMs === 'number' &&
-    typeof b.updatedAt === 'number' &&
-    (b.state === 'ok' || b.state === 'unknown') &&
-    typeof b.leased === 'boolean'
-  );
-}
+/** A branch as the run path relies on it (a summary and its prefix hash): whatever else comes over the socket is a bad reply, never a crash. */
+const isBranch = (value: unknown): value is Branch =>
+  isSummary(value) && typeof (value as { prefix?: unknown }).prefix === 'string' && /^[0-9a-f]{32}$/.test((value as Branch).prefix);
 
 /** A branch as inspect shows it (every field it prints): anything else is a bad reply, never a crash. */
 function isSummary(value: unknown): value is BranchSummary {
