@@ -27,8 +27,6 @@ const fs = require('node:fs');
 const args = process.argv.slice(2);
 const at = args.indexOf('--resume');
 const sid = at >= 0 ? args[at + 1] : '${CHAT}';
-// Told to, it leaves a process behind holding its stdout and stderr, as a tool's background job may.
-if (process.env.TOOL_AGENT_LEAVES_CHILD) require('node:child_process').spawn('sleep', ['3'], { stdio: ['ignore', 'inherit', 'inherit'] }).unref();
 let input = '';
 process.stdin.on('data', (d) => (input += d)).on('end', () => {
   fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(input) + '\\n');
@@ -42,6 +40,8 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
   say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Let me ' }] }, timestamp_ms: 1 });
   say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'look.' }] }, timestamp_ms: 2 });
   say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: 'Let me look.' }] }, timestamp_ms: 3, model_call_id: 'm1' });
+  // Told to, it leaves a process behind holding its stdout and stderr as it starts the call, as a tool's background job may.
+  if (process.env.TOOL_AGENT_LEAVES_CHILD) require('node:child_process').spawn('sleep', ['3'], { stdio: ['ignore', 'inherit', 'inherit'] }).unref();
   say({ type: 'tool_call', subtype: 'started', call_id: 'call_1', tool_call: { readToolCall: { args: { path: 'notes.txt' } } } });
   // Told to, it runs the read itself at once, as cursor-agent may before its caller's signal arrives.
   if (process.env.TOOL_AGENT_RUNS_TOOLS) say({ type: 'tool_call', subtype: 'completed', call_id: 'call_1', tool_call: { readToolCall: { args: { path: 'notes.txt' }, result: { success: {} } } } });
