@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { renderDelta, renderFull, parseFull, type Request, type ToolDef } from '../fixtures/opencode-caller/layout.js';
 import { PluginResumeCache } from '../fixtures/opencode-caller/resume-cache.js';
 import { StreamReader } from '../fixtures/opencode-caller/stream.js';
+import { loadFrame } from '../fixtures/opencode-caller/frame.js';
 import { toOpenCodeCall } from '../fixtures/opencode-caller/tools.js';
 
 const line = (event: object): string => `${JSON.stringify(event)}\n`;
@@ -146,5 +147,15 @@ describe('layouts beyond the captures', () => {
       () => renderDelta({ tools: [], messages: [{ role: 'assistant', content: 'a' }] }),
       /the last message is the assistant's: no delta to send/,
     );
+  });
+});
+
+describe('the captured frame', () => {
+  test('loadFrame(ws, today) changes the date line of <env>, indented as captured, and nothing else', () => {
+    const { systemPrompt } = loadFrame('/w');
+    const dated = loadFrame('/w', 'Fri Dec 04 2026').systemPrompt;
+    assert.match(systemPrompt.content, /^ {2}Today's date: Thu Dec 03 2026$/m);
+    assert.equal(dated.content, systemPrompt.content.replace("Today's date: Thu Dec 03 2026", "Today's date: Fri Dec 04 2026"));
+    assert.notEqual(dated.content, systemPrompt.content);
   });
 });
