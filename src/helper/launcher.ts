@@ -158,10 +158,16 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
   let replaced: false | 'another-version' | 'stuck' = false;
   const first = await attempt(paths, options);
   if (first.kind === 'ok') return ready(first, paths, options, { started: false, replaced });
+  // Where no helper could start, none is stopped or waited for: said at once (a start deferred to a hand-off would fail unseen).
+  const cannotStart = (): ConnectHelperResult | undefined => {
+    const lockProblem = lockRefusal(paths);
+    return lockProblem === undefined ? undefined : { ok: false, code: 'start-failed', reason: lockProblem, paths };
+  };
   if (first.kind === 'mismatch') {
-    if (!options.start) {
+    const refused = options.start ? cannotStart() : undefined;
+    if (!options.start || refused) {
       first.client.close();
-      return { ok: false, code: 'version-mismatch', reason: mismatchReason(first.hello), paths };
+      return refused ?? { ok: false, code: 'version-mismatch', reason: mismatchReason(first.hello), paths };
     }
     const stopped = await stopAndWait(first.client, paths, options);
     if (!stopped)
@@ -170,22 +176,19 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
   } else if (first.kind === 'absent') {
     if (!options.start)
       return { ok: false, code: 'not-running', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
-    // A start deferred to the turn's end (a hand-off) would fail there unseen, every turn.
-    const lockProblem = lockRefusal(paths);
-    if (lockProblem !== undefined) return { ok: false, code: 'start-failed', reason: lockProblem, paths };
+    const refused = cannotStart();
+    if (refused) return refused;
     if (options.defer) return { ok: false, code: 'deferred', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
   } else if (!options.start || first.error.code !== 'timeout') {
     // A helper that refuses us (too many connections, ...) or a socket we may not use: starting another would not help.
     return { ok: false, code: 'unavailable', reason: first.error.message, paths };
   } else {
+    const refused = cannotStart();
+    if (refused) return refused;
     // A wedged helper (timeout): a new one replaces it after probing it.
     replaced = 'stuck';
   }
 
-  if (first.kind !== 'absent') {
-    const lockProblem = lockRefusal(paths);
-    if (lockProblem !== undefined) return { ok: false, code: 'start-failed', reason: lockProblem, paths };
-  }
   const scriptPath = serverScriptPath(options.serverScript);
   if (!fs.existsSync(scriptPath)) return { ok: false, code: 'start-failed', reason: missingProgram(scriptPath), paths };
   let exitCode: number | null | undefined;

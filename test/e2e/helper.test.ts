@@ -20,7 +20,7 @@ import { VERSION } from '../../src/version.js';
 import { monotonicMs } from '../../src/monotonic.js';
 import { ROOT, runCli, sandboxEnv, spawnCli, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
-import { entries, stopHelpersAt } from '../support/hardening.js';
+import { entries, fakeHelper, hello, stopHelpersAt } from '../support/hardening.js';
 import { alive, helperPids, killGroup, runProcess, waitFor } from '../support/processes.js';
 import { ANCHOR, asTranscript, sampleRecord, storeRecord } from '../support/records.js';
 
@@ -407,6 +407,18 @@ test('a start lock that is no file (a directory) is named at once: no helper cou
   });
   assert.equal(run.code, 0, run.stderr);
   assert.ok(run.stderr.includes(told), run.stderr);
+  // A helper of another version answering is not stopped for a start that could not happen.
+  const older = await fakeHelper(path.join(w.dir, 'helper.sock'), (r) =>
+    r.op === 'hello' ? hello('0.0.1-old', 0) : r.op === 'shutdown' ? { stopping: true } : undefined,
+  );
+  try {
+    const again = await helperCli(['start'], w.env);
+    assert.equal(again.code, 1);
+    assert.equal(again.stderr, `cursor-resume: cannot start the helper: ${told}\n`);
+    assert.deepEqual(older.ops, ['hello'], 'only asked who it is: the other version still runs');
+  } finally {
+    await older.close();
+  }
   // The helper itself, started by hand, says so too rather than waiting for the lock.
   const server = spawnSync(process.execPath, [SERVER], { env: { ...w.env }, encoding: 'utf8', timeout: 60_000 });
   assert.notEqual(server.status, 0);
