@@ -8,7 +8,7 @@ import type { PrefixesResult } from '../cache/store.js';
 import type { Branch, MatchedBranch, Outcome } from '../cache/types.js';
 import { searchShared } from '../resume/prefix.js';
 import { VERSION } from '../version.js';
-import { LineReader, MAX_DIGESTS_PER_LINE, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode } from './protocol.js';
+import { LineReader, MAX_DIGESTS_PER_LINE, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode, isCount, isObject } from './protocol.js';
 import type {
   BranchSummary,
   EvictTarget,
@@ -446,8 +446,6 @@ export class HelperClient {
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object';
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 /** A time or a span: a finite number (a Date of it must not throw). */
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= 8.64e15;
 

@@ -217,8 +217,9 @@ const DIGEST = new RegExp(`^[0-9a-f]{${MESSAGE_DIGEST_HEX}}$`);
 const isOutcome = (v: unknown): boolean => (OUTCOMES as readonly unknown[]).includes(v);
 const isState = (v: unknown): boolean => (STATES as readonly unknown[]).includes(v);
 
-const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isCount = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+/** Also the client's, for the replies it checks. */
+export const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isPositive = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 1;
 const isAnchor = (v: unknown): boolean => typeof v === 'string' && ANCHOR.test(v);
 const isChatId = (v: unknown): boolean => typeof v === 'string' && CHAT_ID_PATTERN.test(v);
