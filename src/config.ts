@@ -3,7 +3,6 @@
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
-import path from 'node:path';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
 // The ES module build: esbuild cannot bundle the UMD one that "main" names.
@@ -12,7 +11,7 @@ import * as z from './zod.js';
 import { ignoredEnvLimits, SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
-import { MAX_SOCKET_PATH_BYTES, SOCKET_NAME } from './helper/paths.js';
+import { fitsSocketLimit, MAX_SOCKET_PATH_BYTES, SOCKET_NAME, socketIn } from './helper/paths.js';
 import { parseSwitch, SHARED_SWITCH, sharedSwitchOn } from './resume/enabled.js';
 
 // The seed lives with the cache's limits; the config file speaks minutes.
@@ -43,7 +42,7 @@ function compilable(pattern: string): boolean {
  */
 function usableRuntimeDir(dir: string): boolean {
   if (dir === '') return true;
-  return dir.startsWith('/') && Buffer.byteLength(path.join(path.resolve(dir), SOCKET_NAME)) <= MAX_SOCKET_PATH_BYTES;
+  return dir.startsWith('/') && fitsSocketLimit(socketIn(dir));
 }
 
 /** A whole number from 1 up to a limit of the seed's, which may be lowered, never raised. */

@@ -10,6 +10,11 @@ export const LOCK_NAME = 'helper.lock';
 /** sun_path is 104 bytes on macOS/BSD (108 on Linux), including the closing NUL. */
 export const MAX_SOCKET_PATH_BYTES = 103;
 
+/** The helper's socket in the folder `dir` (an absolute path). */
+export const socketIn = (dir: string): string => path.join(path.resolve(dir), SOCKET_NAME);
+/** Whether a socket path can be bound: the runtime paths and the runtimeDir setting hold it to this alike. */
+export const fitsSocketLimit = (socket: string): boolean => Buffer.byteLength(socket) <= MAX_SOCKET_PATH_BYTES;
+
 export interface RuntimePaths {
   dir: string;
   socket: string;
@@ -66,11 +71,10 @@ export function runtimePaths(env: NodeJS.ProcessEnv = process.env): RuntimePaths
     dir = path.resolve(tmpdirOf(env), `cursor-resume-${currentUid()}`);
     source = 'tmpdir';
   }
-  const socket = path.join(dir, SOCKET_NAME);
-  const bytes = Buffer.byteLength(socket);
-  if (bytes > MAX_SOCKET_PATH_BYTES) {
+  const socket = socketIn(dir);
+  if (!fitsSocketLimit(socket)) {
     throw new RuntimeDirError(
-      `the helper socket path ${socket} is ${bytes} bytes long, over the Unix limit of ${MAX_SOCKET_PATH_BYTES}` +
+      `the helper socket path ${socket} is ${Buffer.byteLength(socket)} bytes long, over the Unix limit of ${MAX_SOCKET_PATH_BYTES}` +
         ` (runtime dir chosen by ${chosenBy(source)}). Set ${toChange(source)} to a shorter directory, e.g. /tmp/cursor-resume-${currentUid()}.`,
     );
   }
