@@ -283,6 +283,7 @@ export function readConfigObject(path: string): Record<string, unknown> {
 
 /** Far more than any config file holds; a device such as /dev/zero would otherwise be read until memory runs out. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+const TOO_LARGE = `it is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB`;
 
 /** A file's text. A FIFO or a socket is refused unread: reading one could keep every run waiting. */
 function readRegularFile(path: string): string {
@@ -292,7 +293,7 @@ function readRegularFile(path: string): string {
     // A folder is left to the read, which names it (EISDIR); /dev/null reads as empty, as before.
     if (stat.isFIFO() || stat.isSocket()) throw new Error('it is a FIFO or a socket, not a file');
     if (stat.isFile()) {
-      if (stat.size > MAX_CONFIG_BYTES) throw new Error('it is larger than 4 MiB');
+      if (stat.size > MAX_CONFIG_BYTES) throw new Error(TOO_LARGE);
       return readFileSync(fd, 'utf8');
     }
     return readAtMost(fd);
@@ -310,7 +311,7 @@ function readAtMost(fd: number): string {
     const n = readSync(fd, buffer);
     if (n === 0) return Buffer.concat(pieces, total).toString('utf8');
     total += n;
-    if (total > MAX_CONFIG_BYTES) throw new Error('it is larger than 4 MiB');
+    if (total > MAX_CONFIG_BYTES) throw new Error(TOO_LARGE);
     // A copy of what was read: a device of short records would otherwise keep 64 KiB a read.
     pieces.push(Buffer.from(buffer.subarray(0, n)));
   }
