@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { Limits } from '../cache/limits.js';
+import { alive } from './alive.js';
 import { HelperClient, isSameVersion, type TurnRecord } from './client.js';
 import { limitsBelow } from './limits-below.js';
 import type { RuntimePaths } from './paths.js';
@@ -24,10 +25,18 @@ const MARKER_PREFIX = 'hand-off.';
  */
 export const HAND_OFF_MARKER_ENV = 'CURSOR_RESUME_HAND_OFF';
 /**
- * A marker older than this is left over (its helper died before delivering) and
- * waited for no more: by then any helper has started or given up.
+ * A marker that does not name its helper's process yet (the run was killed between
+ * creating it and starting the helper) is waited for this long: left over after that.
  */
 export const HAND_OFF_STALE_MS = 2_000;
+/**
+ * A marker whose helper is alive is waited for this long at most. A helper starts in
+ * some 50 ms, but on a loaded machine Node's start alone can take seconds, and a turn
+ * that stops waiting for the record runs fresh, re-sending the whole conversation.
+ */
+export const HAND_OFF_LIVE_MS = 10_000;
+/** How far ahead of the clock a marker's time may be before it counts as dated in the future. */
+const FUTURE_SLACK_MS = 1_000;
 
 /** A marker's name, chosen when a helper's start is held (its environment names it) and created only at the hand-off. */
 export function newMarkerName(): string {
@@ -40,6 +49,30 @@ export function createMarker(paths: RuntimePaths, name: string = newMarkerName()
   return name;
 }
 
+/**
+ * Names the helper's process in its marker, once started. A marker already removed
+ * stays removed (its record delivered), unless `create`: a helper started in place of
+ * one that died before reading has the marker back, since a run may have dropped it.
+ */
+export function notePid(paths: RuntimePaths, marker: string, pid: number | undefined, create = false): void {
+  if (pid === undefined) return;
+  let fd: number;
+  try {
+    fd = fs.openSync(path.join(paths.dir, marker), create ? fs.constants.O_RDWR | fs.constants.O_CREAT : 'r+', 0o600);
+  } catch {
+    return; // delivered already, or the dir is gone: nothing to wait for either way
+  }
+  try {
+    // A helper started in place of one that could not read names the new one.
+    fs.ftruncateSync(fd, 0);
+    fs.writeSync(fd, String(pid), 0);
+  } catch {
+    // A marker without a pid is waited for as one whose helper is not known yet.
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 export function removeMarker(paths: RuntimePaths, marker: string): void {
   // Only a marker's own name: it comes from the environment the run gave the helper, yet a path must not escape the dir.
   if (!marker.startsWith(MARKER_PREFIX) || marker.includes('/')) return;
@@ -47,9 +80,11 @@ export function removeMarker(paths: RuntimePaths, marker: string): void {
 }
 
 /**
- * Whether a helper is on its way with a handed record: a marker younger than
- * HAND_OFF_STALE_MS. Removes older ones, and ones dated in the future (the clock went
- * back), which would otherwise hold every run for HAND_OFF_STALE_MS until the clock caught up.
+ * Whether a helper is on its way with a handed record: a marker whose helper is alive
+ * and younger than HAND_OFF_LIVE_MS, or one naming no process yet and younger than
+ * HAND_OFF_STALE_MS. Removes the others (their helper died before delivering, or is
+ * wedged), and ones dated in the future (the clock went back), which would otherwise
+ * hold every run until the clock caught up.
  */
 export function handOffPending(paths: RuntimePaths): boolean {
   let names: string[];
@@ -64,7 +99,10 @@ export function handOffPending(paths: RuntimePaths): boolean {
     const file = path.join(paths.dir, name);
     try {
       const age = Date.now() - fs.statSync(file).mtimeMs;
-      if (age >= 0 && age < HAND_OFF_STALE_MS) pending = true;
+      const pid = Number(fs.readFileSync(file, 'latin1'));
+      const waiting = Number.isSafeInteger(pid) && pid > 0 ? alive(pid) && age < HAND_OFF_LIVE_MS : age < HAND_OFF_STALE_MS;
+      // A marker made this very millisecond may show a time ahead of Date.now(), which drops the fraction.
+      if (age > -FUTURE_SLACK_MS && waiting) pending = true;
       else fs.rmSync(file, { force: true });
     } catch {
       // Removed meanwhile: delivered.

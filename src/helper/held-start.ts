@@ -6,6 +6,7 @@
 // A run that ends without needing it, or dies, closes the pipe: `read` fails and the
 // shell exits having started nothing.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { alive } from './alive.js';
 
 /**
  * The shell's program: one line, then the helper in its place (same pid, session and
@@ -56,7 +57,8 @@ export class HeldStart {
    * this is written at once; a longer input keeps the run until the helper reads it.
    */
   release(input = '', orElse: () => void = () => {}): ChildProcess | null {
-    if (this.#exited || this.child.stdin.destroyed) return null;
+    // A shell killed whose exit Node has not reaped yet is a zombie: a pipe to it takes the write and fails later.
+    if (this.#exited || this.child.stdin.destroyed || !alive(this.child.pid!)) return null;
     this.#released = true;
     // Nobody read the input (the shell died, or the helper before it had read all): nobody will deliver it.
     this.child.stdin.once('error', orElse);

@@ -8,7 +8,16 @@ import { fileURLToPath } from 'node:url';
 import { sleep } from '../sleep.js';
 import { HelperClient, HelperError, isSameVersion } from './client.js';
 import type { ClientOptions, TurnRecord } from './client.js';
-import { createMarker, HAND_OFF_MARKER_ENV, handOffPending, newMarkerName, removeMarker, type HandOff } from './hand-off.js';
+import {
+  createMarker,
+  HAND_OFF_LIVE_MS,
+  HAND_OFF_MARKER_ENV,
+  handOffPending,
+  newMarkerName,
+  notePid,
+  removeMarker,
+  type HandOff,
+} from './hand-off.js';
 import { alive } from './alive.js';
 import { HeldStart } from './held-start.js';
 import { limitsBelow } from './limits-below.js';
@@ -154,7 +163,7 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
   }
 
   // A helper starting with a turn's record: that record is the next turn's history.
-  await handOffsDelivered(paths, options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+  await handOffsDelivered(paths);
   let replaced: false | 'another-version' | 'stuck' = false;
   const first = await attempt(paths, options);
   if (first.kind === 'ok') return ready(first, paths, options, { started: false, replaced });
@@ -322,8 +331,10 @@ function handOff(
       const command = handOffCommand(scriptPath, env, paths, marker);
       const child = spawn(command.file, command.args, command.options);
       child.once('error', () => removeMarker(paths, marker));
+      // Before the helper has its record: it cannot have delivered it and removed the marker yet.
+      notePid(paths, marker, child.pid, true);
       child.stdin!.on('error', () => {
-        // A helper that exited before reading: its marker goes stale by itself.
+        // A helper that exited before reading: its marker names a dead process, which no run waits for.
       });
       // Up to the buffer of Node's socket pair (some 200 KB) this is written at once; a longer record keeps the run until the helper reads it.
       child.stdin!.end(input);
@@ -334,8 +345,10 @@ function handOff(
     }
     return { ok: true, socket: paths.socket };
   };
-  if (options.held?.start.release(input, start)) return { ok: true, socket: paths.socket };
-  return start();
+  const released = options.held?.start.release(input, start);
+  if (!released) return start();
+  notePid(paths, marker, released.pid);
+  return { ok: true, socket: paths.socket };
 }
 
 /** A helper that reads a hand-off on its stdin and removes `marker` once it is delivered. */
@@ -351,9 +364,9 @@ function handOffCommand(scriptPath: string, env: NodeJS.ProcessEnv, paths: Runti
   };
 }
 
-/** Waits until no helper is on its way with a handed record, or for `timeoutMs`. */
-async function handOffsDelivered(paths: RuntimePaths, timeoutMs: number): Promise<void> {
-  const deadline = monotonicMs() + timeoutMs;
+/** Waits until no helper is on its way with a handed record: HAND_OFF_LIVE_MS at most, the longest a marker holds (hand-off.ts). */
+async function handOffsDelivered(paths: RuntimePaths): Promise<void> {
+  const deadline = monotonicMs() + HAND_OFF_LIVE_MS;
   while (handOffPending(paths) && monotonicMs() < deadline) await sleep(HAND_OFF_POLL_MS);
 }
 
@@ -372,7 +385,7 @@ export async function probeHelper(options: { env?: NodeJS.ProcessEnv } & ClientO
     return { running: false, error: (error as Error).message };
   }
   // A helper on its way with a record is running, for `helper stop` and `inspect` alike.
-  await handOffsDelivered(paths, DEFAULT_START_TIMEOUT_MS);
+  await handOffsDelivered(paths);
   const found = await attempt(paths, options);
   if (found.kind === 'absent') return { running: false, paths };
   if (found.kind === 'error') return { running: false, error: found.error.message, paths };

@@ -73,6 +73,7 @@ describe('streams that cannot be trusted are passed through, and never recorded'
     await c.turn('remember: alpha');
     const t2 = await c.turn('remember: beta', { mode: 'long-line=20000000' });
     assert.equal(t2.code, 0, t2.stderr);
+    assert.equal(c.lastTrace().reason, 'delta', 'the long line came in a resumed turn');
     assert.ok(t2.stdout.length > 40_000_000, 'the long text is in the assistant event and in the result');
     assertPassedThrough(digestOf(t2), tee, 'long line');
     await nextTurnKnows(c, ['alpha', 'beta'], 'fresh', 'interrupted');

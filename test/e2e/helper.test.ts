@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient, type HelperError } from '../../src/helper/client.js';
-import { createMarker, HAND_OFF_MARKER_ENV } from '../../src/helper/hand-off.js';
+import { createMarker, HAND_OFF_MARKER_ENV, HAND_OFF_STALE_MS } from '../../src/helper/hand-off.js';
 import { connectHelper, handOffRecord, holdHelper, stopHelper } from '../../src/helper/launcher.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_DIGESTS_PER_LINE, MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
@@ -1272,6 +1272,23 @@ test('a first turn with no helper running starts none while cursor-agent runs, h
     [],
     'the helper removed its marker once it delivered',
   );
+});
+
+test('a helper slow to start (Node taking seconds on a loaded machine) is waited for while it lives: the next turn, sent at once, still resumes', async (t) => {
+  // Only the helper a turn hands its record to sleeps, before any of its own code runs.
+  const preload = path.join(tempDir('cr-slow-helper-'), 'slow.mjs');
+  fs.writeFileSync(
+    preload,
+    `if (process.env.${HAND_OFF_MARKER_ENV}) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${HAND_OFF_STALE_MS + 1000});\n`,
+  );
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1', NODE_OPTIONS: `--import=${preload}` });
+  const c = new Conversation(w.env);
+  assert.equal((await c.turn('remember: alpha')).code, 0);
+  assert.equal(c.lastTrace().reason, 'no-entry');
+  const second = await c.turn('remember: beta');
+  assert.equal(second.code, 0, second.stderr);
+  assert.equal(c.lastTrace().reason, 'delta', 'the record the slow helper carried was waited for');
+  assert.deepEqual(await entries(w.env).then((all) => all.map((e) => e.turns)), [2]);
 });
 
 test("a first turn killed while cursor-agent runs starts no helper and leaves nothing behind: the shell holding the helper's start exits with it", async (t) => {

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createMarker, HAND_OFF_STALE_MS, handOffPending, parseHandOff, removeMarker } from '../../src/helper/hand-off.js';
+import { spawnSync } from 'node:child_process';
+import {
+  createMarker,
+  HAND_OFF_LIVE_MS,
+  HAND_OFF_STALE_MS,
+  handOffPending,
+  notePid,
+  parseHandOff,
+  removeMarker,
+} from '../../src/helper/hand-off.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { tempDir } from '../support/cli.js';
 
@@ -26,6 +35,41 @@ test('a marker is pending until removed; one older than the start could take is 
   assert.equal(fs.existsSync(path.join(p.dir, old)), false, 'the stale marker is gone');
 });
 
+test('a marker naming its helper holds while that process lives, up to HAND_OFF_LIVE_MS; one whose helper died holds nothing and goes', () => {
+  const p = paths();
+  const age = (marker: string, ms: number) => {
+    const then = new Date(Date.now() - ms);
+    fs.utimesSync(path.join(p.dir, marker), then, then);
+  };
+  const slow = createMarker(p);
+  notePid(p, slow, process.pid);
+  age(slow, HAND_OFF_STALE_MS + 1000);
+  assert.equal(handOffPending(p), true, 'alive, past the wait for a marker that names no process');
+  age(slow, HAND_OFF_LIVE_MS + 1000);
+  assert.equal(handOffPending(p), false, 'alive but too long: wedged');
+  assert.equal(fs.existsSync(path.join(p.dir, slow)), false);
+
+  const dead = createMarker(p);
+  const gone = spawnSync(process.execPath, ['-e', '']).pid;
+  notePid(p, dead, gone);
+  assert.equal(handOffPending(p), false, 'its helper died before delivering: nothing to wait for, however young');
+  assert.equal(fs.existsSync(path.join(p.dir, dead)), false);
+});
+
+test('notePid names the last helper started (a shorter pid leaves no digits of the longer), and brings back a removed marker only for a helper started in place of a dead one', () => {
+  const p = paths();
+  const marker = createMarker(p);
+  notePid(p, marker, 4_194_304);
+  notePid(p, marker, 7);
+  assert.equal(fs.readFileSync(path.join(p.dir, marker), 'latin1'), '7');
+  removeMarker(p, marker);
+  notePid(p, marker, process.pid);
+  assert.equal(fs.existsSync(path.join(p.dir, marker)), false, 'delivered: stays removed');
+  notePid(p, marker, process.pid, true);
+  assert.equal(fs.readFileSync(path.join(p.dir, marker), 'latin1'), String(process.pid));
+  assert.equal(handOffPending(p), true);
+});
+
 test('a runtime dir that is not there has nothing pending', () => {
   assert.equal(handOffPending(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: '/nonexistent/cr-hand-off' })), false);
 });
@@ -43,6 +87,13 @@ test('removeMarker removes only a marker of the runtime dir, never another file 
 
 test('a marker dated in the future (the clock went back) holds no run: it is stale and removed', () => {
   const p = paths();
+  // Made this millisecond, its time has a fraction Date.now() drops, so it looks just ahead: a little ahead is no clock gone back.
+  const now = createMarker(p);
+  const justAhead = (Date.now() + 100) / 1000;
+  fs.utimesSync(path.join(p.dir, now), justAhead, justAhead);
+  assert.equal(handOffPending(p), true, 'a marker just made holds');
+  removeMarker(p, now);
+
   const ahead = createMarker(p);
   const future = new Date(Date.now() + 3_600_000);
   fs.utimesSync(path.join(p.dir, ahead), future, future);
