@@ -4,7 +4,8 @@
 // directly: this is the hot path, and every module loaded costs start-up time.
 import { spawn } from 'node:child_process';
 import { RELAYED_SIGNALS } from './passthrough.js';
-import { MAX_TAP_LINE, StreamTap } from './stream-tap.js';
+import type { BridgeOffer } from '../resume/bridge-calls.js';
+import { callerReply, MAX_TAP_LINE, StreamTap } from './stream-tap.js';
 
 /** How much of cursor-agent's stderr is kept to classify a failure (the tail). */
 const STDERR_TAIL = 64 * 1024;
@@ -45,12 +46,14 @@ export interface AgentRunOptions {
    */
   expectSession?: string;
   /**
-   * Told once, when the stream first shows a tool call (the tap then holds the chat ID,
-   * the reply so far and the calls). Output from that line on waits until the returned
-   * promise settles: a caller that ends the run at that tool call and sends the call's
-   * result at once must find the cache ready for it.
+   * Told once, when the stream first shows a tool call or a whole bridge envelope (the tap
+   * then holds the chat ID, the reply so far and the calls). Output from that line on waits
+   * until the returned promise settles: a caller that ends the run at that tool call and
+   * sends the call's result at once must find the cache ready for it.
    */
   onToolCall?: (tap: StreamTap) => Promise<void>;
+  /** The bridge envelopes the caller (the OpenCode plugin) turns into tool calls: such a reply is a tool call here too. */
+  bridge?: BridgeOffer | null;
 }
 
 export interface AgentRun {
@@ -85,6 +88,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     const tap = new StreamTap(
       options.stdout === 'hold' ? MAX_HELD_TAP_LINE : MAX_TAP_LINE,
       options.argv.includes('--stream-partial-output'),
+      options.bridge ?? null,
     );
     const result: AgentRun = {
       code: null,
@@ -170,7 +174,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     let told = false;
     const onToolCall = options.onToolCall;
     const tell = (): void => {
-      if (told || !onToolCall || tap.toolCalls.length === 0) return;
+      if (told || !onToolCall || callerReply(tap).calls.length === 0) return;
       told = true;
       const telling = onToolCall(tap).then(
         () => {},

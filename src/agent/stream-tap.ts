@@ -2,6 +2,7 @@
 // the result, cursor's reply (for the prefix proof of the next turn), and signs of
 // trouble. Memory stays flat whatever the agent prints: only one line is held at a
 // time, and a line longer than the cap is skipped rather than buffered.
+import { bridgeCallsIn, mayBeEnvelope, type BridgeOffer } from '../resume/bridge-calls.js';
 import type { ReplyToolCall } from '../resume/digests.js';
 
 /** Lines longer than this are passed through but not parsed. */
@@ -33,6 +34,23 @@ function toolName(toolCall: unknown): string {
   return kind.endsWith('ToolCall') ? kind.slice(0, -'ToolCall'.length) : kind;
 }
 
+/**
+ * Cursor's reply so far as the caller sees it: the text streamed and the tool_call events,
+ * or for a bridge envelope the plugin's calls and no text (it never shows the envelope).
+ * The text is undefined once too long to follow.
+ */
+export function callerReply(tap: {
+  replyText: string | undefined;
+  toolCalls: ReadonlyArray<ReplyToolCall>;
+  bridgeCalls?: ReadonlyArray<ReplyToolCall> | undefined;
+}): {
+  text: string | undefined;
+  calls: ReadonlyArray<ReplyToolCall>;
+} {
+  if (tap.bridgeCalls === undefined) return { text: tap.replyText, calls: tap.toolCalls };
+  return { text: tap.replyText === undefined ? undefined : '', calls: tap.bridgeCalls };
+}
+
 export class StreamTap {
   /** The first session_id seen. */
   sessionId: unknown = undefined;
@@ -54,6 +72,11 @@ export class StreamTap {
   pastCalls = false;
   /** Cursor's reply text as it streamed (what a caller that stops at a tool call has seen); undefined past MAX_TAP_REPLY_TEXT. */
   replyText: string | undefined = '';
+  /**
+   * The calls the OpenCode plugin makes of a reply that is a bridge envelope (bridge-calls.ts),
+   * from the delta that completed it: the plugin ends the run there, as at a tool call.
+   */
+  bridgeCalls: ReadonlyArray<ReplyToolCall> | undefined = undefined;
 
   private pending: Buffer[] = [];
   private pendingBytes = 0;
@@ -64,10 +87,12 @@ export class StreamTap {
    * `maxLine`: lines longer than this are skipped, not parsed (see MAX_TAP_LINE).
    * `partial`: the run streams partial output (--stream-partial-output), whose assistant
    * events are deltas (`timestamp_ms` alone) and flushes that repeat them (the rest).
+   * `bridge`: the envelopes the caller, the OpenCode plugin, turns into calls.
    */
   constructor(
     private readonly maxLine: number = MAX_TAP_LINE,
     private readonly partial: boolean = false,
+    private readonly bridge: BridgeOffer | null = null,
   ) {}
 
   /** Called once, with the first session_id the stream shows (never, if it shows none). */
@@ -141,7 +166,8 @@ export class StreamTap {
         return;
       case 'tool_call':
         this.answerStarted = true;
-        if (event.subtype === 'started' && typeof event.call_id === 'string' && this.toolCalls.length < MAX_TAP_TOOL_CALLS) {
+        if (this.bridgeCalls) this.pastCalls = true;
+        else if (event.subtype === 'started' && typeof event.call_id === 'string' && this.toolCalls.length < MAX_TAP_TOOL_CALLS) {
           this.toolCalls.push({ id: event.call_id, name: toolName(event.tool_call) });
         } else if (this.toolCalls.length > 0) this.pastCalls = true;
         return;
@@ -152,7 +178,7 @@ export class StreamTap {
         return;
       default:
         this.answerStarted = true;
-        if (this.toolCalls.length > 0) this.pastCalls = true;
+        if (this.toolCalls.length > 0 || this.bridgeCalls) this.pastCalls = true;
     }
   }
 
@@ -162,10 +188,25 @@ export class StreamTap {
     const message = event.message;
     const content = isObject(message) ? message.content : undefined;
     if (!Array.isArray(content)) return;
+    const before = this.replyText.length;
     for (const part of content) {
       if (isObject(part) && part.type === 'text' && typeof part.text === 'string') this.replyText += part.text;
     }
     if (this.replyText.length > MAX_TAP_REPLY_TEXT) this.replyText = undefined;
+    else if (this.bridge && this.toolCalls.length === 0) this.followBridge(before);
+  }
+
+  /** As the plugin reads its bridge: the first text that is a whole envelope becomes calls; any text after it goes past them. */
+  private followBridge(before: number): void {
+    const text = this.replyText!;
+    if (this.bridgeCalls) {
+      if (text.slice(before).trim() !== '') this.pastCalls = true;
+      return;
+    }
+    // Only text that ends as JSON or a fence can be a whole envelope: most deltas are not parsed.
+    const last = text.trimEnd().slice(-1);
+    if ((last !== '}' && last !== ']' && last !== '`') || !mayBeEnvelope(text)) return;
+    this.bridgeCalls = bridgeCallsIn(text, this.bridge!);
   }
 
   private noteSession(id: unknown): void {

@@ -7,7 +7,7 @@ import { callerChat, handsOver, parseCallerArgs, type CallerArgs } from '../agen
 import { UsageError } from '../errors.js';
 import { passthrough } from '../agent/passthrough.js';
 import { HOLD_LIMIT, runAgent, type AgentRun } from '../agent/run-agent.js';
-import type { StreamTap } from '../agent/stream-tap.js';
+import { callerReply, type StreamTap } from '../agent/stream-tap.js';
 import { resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient, TurnRecord } from '../helper/client.js';
 import type { HeldHelper } from '../helper/launcher.js';
@@ -214,7 +214,8 @@ async function runTurn(turn: Turn): Promise<number> {
     return async (tap: StreamTap): Promise<void> => {
       const chatId = tap.sessionId;
       if (!isSafeChatId(chatId) || tap.sessionChanged || tap.replyText === undefined) return;
-      const reply = { text: tap.replyText, calls: [...tap.toolCalls] };
+      const { text, calls } = callerReply(tap);
+      const reply = { text: text!, calls: [...calls] };
       await helper('place', async (c) => {
         const recorded = await c.recordTurn(placeFor({ ...fresh, anchor }, analysis, chatId, reply, turn.started));
         if (!recorded.recorded) return;
@@ -279,6 +280,7 @@ function execute(plan: Plan, settings: Settings, late: LateSignals, onToolCall?:
       prompt: plan.stdin,
       env: process.env,
       stdout: translates(plan) ? 'hold' : 'stream',
+      bridge: plan.bridge,
       ...(plan.decision !== 'fresh' ? { expectSession: plan.chatId } : {}),
     }),
   );

@@ -7,7 +7,7 @@
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, signalExit } from '../agent/passthrough.js';
 import type { AgentRun } from '../agent/run-agent.js';
-import type { StreamTap } from '../agent/stream-tap.js';
+import { callerReply, type StreamTap } from '../agent/stream-tap.js';
 import type { Outcome } from '../cache/types.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { ReplyToolCall } from '../resume/digests.js';
@@ -24,6 +24,7 @@ export type RunFacts = Pick<
     'sessionId' | 'sessionChanged' | 'answerStarted' | 'results' | 'isError' | 'resultText' | 'replyText' | 'pastCalls'
   > & {
     toolCalls: ReadonlyArray<ReplyToolCall>;
+    bridgeCalls?: ReadonlyArray<ReplyToolCall> | undefined;
   };
 };
 
@@ -127,7 +128,7 @@ function handedOver(run: RunFacts, plan: Plan): boolean {
     !run.killedHard &&
     // The caller saw the calls live: a text or json caller, who gets the answer at the end, ended nothing at them.
     plan.callerFormat === 'stream-json' &&
-    tap.toolCalls.length > 0 &&
+    callerReply(tap).calls.length > 0 &&
     !tap.pastCalls &&
     tap.replyText !== undefined &&
     tap.results === 0 &&
@@ -166,21 +167,20 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   const usableChat = isSafeChatId(tap.sessionId) && !tap.sessionChanged;
   if (complete && usableChat) {
     // A text or json caller gets the answer as its text alone: it cannot echo the calls cursor ran
-    // itself. A stream-json caller saw them, and may take them for its own (the OpenCode plugin does).
+    // itself. A stream-json caller saw them, and may take them for its own (the OpenCode plugin does,
+    // and makes calls of a bridge envelope that nothing followed).
+    const streamed = plan.callerFormat === 'stream-json';
+    const bridged = streamed && tap.bridgeCalls !== undefined && !tap.pastCalls;
     return done({
       kind: 'record',
       chatId: tap.sessionId as string,
-      reply: { text: tap.resultText!, calls: plan.callerFormat === 'stream-json' ? tap.toolCalls : [] },
+      reply: bridged ? { text: '', calls: tap.bridgeCalls! } : { text: tap.resultText!, calls: streamed ? tap.toolCalls : [] },
       ended: 'result',
     });
   }
   if (handover && usableChat) {
-    return done({
-      kind: 'record',
-      chatId: tap.sessionId as string,
-      reply: { text: tap.replyText!, calls: tap.toolCalls },
-      ended: 'tool-calls',
-    });
+    const { text, calls } = callerReply(tap);
+    return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: text!, calls }, ended: 'tool-calls' });
   }
   const unusable = (complete || handover) && !usableChat;
   const say = unusable

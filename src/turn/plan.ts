@@ -4,6 +4,7 @@ import { buildAgentArgv, type CallerArgs, type OutputFormat } from '../agent/arg
 import type { MatchedBranch } from '../cache/types.js';
 import type { Settings } from '../config.js';
 import { concreteModel } from '../transcript/model.js';
+import { bridgeOfferIn, type BridgeOffer } from '../resume/bridge-calls.js';
 import { analyze, decide, type Analysis, type Decision, type ResumeDecision } from '../resume/decide.js';
 import { REASONS } from '../resume/reasons.js';
 import { compileSideCallPatterns } from '../resume/side-call.js';
@@ -19,6 +20,8 @@ interface Invocation {
   promptBytes: number;
   /** The full prompt's size in bytes, counted on first call: a resumed turn needs it only for its record and trace. */
   fullPromptBytes: () => number;
+  /** For a recorded stream-json turn of the OpenCode plugin: the bridge envelopes it turns into tool calls (bridge-calls.ts). */
+  bridge: BridgeOffer | null;
 }
 
 /** A decision with its argv and stdin: the union says when there is a chat to resume. */
@@ -99,6 +102,7 @@ export function withArgv(decision: Decision, analysis: Analysis, context: TurnCo
     stdin,
     promptBytes: bytes,
     fullPromptBytes: conversation.raw ? () => conversation.raw!.length : analysis.fullPromptBytes,
+    bridge: decision.record && callerFormat === 'stream-json' ? bridgeOfferIn(conversation.layout) : null,
   };
 }
 

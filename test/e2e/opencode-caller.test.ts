@@ -77,6 +77,7 @@ describe('the captured prompts replayed against the stand-in agent', () => {
       prompt: capture(name, workspace),
       fullPromptBytes: null,
       pluginDeltaBytes: null,
+      bridgeOffered: true,
     }).then((o) => o.run);
 
   test("the plugin's resume off: every prompt a fresh chat; the READ_NOTES prompt ends in a read call and SIGTERM", async () => {

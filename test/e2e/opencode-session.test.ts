@@ -95,6 +95,31 @@ describe('the OpenCode plugin as the caller, one process per turn', () => {
     for (const r of chats.slice(1)) assert.deepEqual([r.turn, r.trace!.decision], [r.turn, 'resume-delta'], 'the record landed');
   });
 
+  test("a file written through the plugin's bridge (a reply that is one JSON envelope, made a call by the plugin): the request with its result resumes", async () => {
+    // Killed as soon as the envelope is whole; or, with no wait, mostly done before the SIGTERM comes.
+    for (const mode of [undefined, 'tool-wait=0,signal-exit=0']) {
+      const turns = ['remember: codeword ALPHA', 'BRIDGE_WRITE: notes.md', 'Which codewords do you know?'];
+      const { runs, traces, printed } = await session(false, turns, mode);
+      const chats = runs.map((r, i) => ({ ...r, trace: traces[i]! })).filter((r) => r.kind === 'chat');
+      const bridged = chats.filter((r) => r.turn === 2);
+      assert.equal(bridged.length, 2, `${mode}: the envelope's run, then the request with the write's result`);
+      assert.equal(bridged[0]!.killedAfterToolCall, true, `${mode}: the plugin ended the run at the envelope`);
+      const delta = Buffer.from(bridged[1]!.stdinBase64, 'base64').toString('utf8');
+      assert.match(delta, /^ASSISTANT: tool_call\(id: call_bridge_[0-9a-f]{12}, name: write, args: \{"filePath":"notes\.md",/m);
+      for (const r of chats.slice(1)) {
+        assert.deepEqual([r.turn, r.trace.decision, r.trace.reason], [r.turn, 'resume-delta', 'delta'], `${mode}`);
+        assert.equal(r.trace.promptBytes, r.pluginDeltaBytes, `${mode}: turn ${r.turn}`);
+      }
+      for (const r of runs)
+        assert.ok(
+          printed.some((p) => p.equals(Buffer.from(r.stdoutBase64, 'base64'))),
+          `${mode}: byte for byte`,
+        );
+      const last = JSON.parse(stdoutOf(runs.at(-1)!).trim().split('\n').at(-1)!) as { result: string };
+      assert.match(last.result, /^Turn 4 of this chat\. I remember: codeword ALPHA\. /, `${mode}: one chat all along`);
+    }
+  });
+
   test('its own resume on: what it resumes itself reaches cursor-agent untouched (caller-resume)', async () => {
     const { runs, traces, received } = await session(true);
     const byCaller = runs.map((r, i) => ({ ...r, trace: traces[i]! })).filter((r) => r.passedResume);

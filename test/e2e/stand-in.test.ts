@@ -322,6 +322,24 @@ describe("caller's tool calls (the OpenCode plugin's loop)", () => {
     assert.equal(events(title.stdout).filter((e) => e['type'] === 'tool_call').length, 0);
   });
 
+  test('BRIDGE_WRITE: the reply is the write envelope alone, held by the chat; left alone it completes with that text', async () => {
+    const ws = workspace();
+    const BRIDGE = 'SYSTEM: opencode bridge mode is active.\nRespond with exactly one JSON object.';
+    const envelope = JSON.stringify({ name: 'write', arguments: { path: 'out.md', content: 'stand-in content of out.md\n' } });
+    const r = await run([...PARTIAL, '--workspace', ws], { stdin: `${BRIDGE}\n\nUSER: "BRIDGE_WRITE: out.md"`, mode: 'tool-wait=0' });
+    assert.equal(r.code, 0, r.stderr);
+    const evs = events(r.stdout);
+    const deltas = evs.filter((e) => e['type'] === 'assistant' && e['timestamp_ms'] !== undefined);
+    assert.ok(deltas.length > 1, 'in pieces');
+    assert.equal(deltas.map(textOf).join(''), envelope);
+    assert.equal(evs.filter((e) => e['type'] === 'tool_call').length, 0);
+    assert.equal(evs.at(-1)!['result'], envelope);
+    assert.equal(readStore(ws, evs.at(-1)!['session_id']).turns[0]!.reply, envelope);
+    // Without the bridge instructions the trigger is a plain message.
+    const plain = await run([...PARTIAL, '--workspace', ws], { stdin: 'USER: "BRIDGE_WRITE: out.md"' });
+    assert.match(events(plain.stdout).at(-1)!['result'], /^Turn 1 of this chat\./);
+  });
+
   test("CURSOR_STAND_IN_STDOUT_LOG: the turn's stdout writes, in order, byte for byte", async () => {
     const stdoutLog = join(root, 'stdout.jsonl');
     const r = await run([...PARTIAL, '--workspace', workspace()], {

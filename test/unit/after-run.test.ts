@@ -16,6 +16,7 @@ const asPlan = (decision: ReturnType<typeof decideFor>): Plan => ({
   stdin: decision.prompt,
   promptBytes: 10,
   fullPromptBytes: () => 100,
+  bridge: null,
 });
 const fresh = asPlan(decideFor(turn1, []));
 const resumed = asPlan(decideFor(turn2, [branchAfter(turn1, { text: 'hi' }, { chatId: 'chat-1' })]));
@@ -191,6 +192,32 @@ describe('settle', () => {
       state: 'unknown',
     });
     assert.equal(settled({ ...fresh, callerFormat: 'text' }, run(killed, calls)).update, null);
+  });
+  test("a bridge envelope is recorded as the plugin's calls with no text: ended there by the caller, or finished before it could", () => {
+    const envelope = '{"name":"write","arguments":{"path":"a.txt","content":"x"}}';
+    const bridgeCalls = [{ id: 'call_bridge_0123456789ab', name: 'write' }];
+    const killed = { code: null, signal: 'SIGTERM' as const, endedByCaller: 'SIGTERM' as const };
+    const cut = { results: 0, resultText: undefined, replyText: envelope, bridgeCalls };
+    for (const plan of [fresh, resumed]) {
+      assert.deepEqual(settled(plan, run(killed, cut)).update, {
+        kind: 'record',
+        chatId: 'chat-1',
+        reply: { text: '', calls: bridgeCalls },
+        ended: 'tool-calls',
+      });
+    }
+    assert.deepEqual(settled(fresh, run({}, { resultText: envelope, replyText: envelope, bridgeCalls })).update, {
+      kind: 'record',
+      chatId: 'chat-1',
+      reply: { text: '', calls: bridgeCalls },
+      ended: 'result',
+    });
+    // Text after the envelope: the plugin never saw it, yet the chat holds it.
+    assert.equal(settled(fresh, run(killed, { ...cut, pastCalls: true })).update, null);
+    assert.deepEqual(
+      settled(fresh, run({}, { resultText: `${envelope} Done.`, replyText: `${envelope} Done.`, bridgeCalls, pastCalls: true })).update,
+      { kind: 'record', chatId: 'chat-1', reply: { text: `${envelope} Done.`, calls: [] }, ended: 'result' },
+    );
   });
   test('an unusable chat ID is said, not recorded', () => {
     const s = settled(fresh, run({}, { sessionId: '../etc' }));

@@ -4,9 +4,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { renderDelta, renderFull, parseFull, type Request, type ToolDef } from '../fixtures/opencode-caller/layout.js';
 import { PluginResumeCache } from '../fixtures/opencode-caller/resume-cache.js';
-import { StreamReader } from '../fixtures/opencode-caller/stream.js';
+import { bridgeWriteOf, StreamReader } from '../fixtures/opencode-caller/stream.js';
 import { loadFrame } from '../fixtures/opencode-caller/frame.js';
-import { toOpenCodeCall } from '../fixtures/opencode-caller/tools.js';
+import { bridgeCall, toOpenCodeCall } from '../fixtures/opencode-caller/tools.js';
 
 const line = (event: object): string => `${JSON.stringify(event)}\n`;
 const assistant = (text: string, extra: object = {}): string =>
@@ -53,6 +53,46 @@ const tool = (name: string, properties: Record<string, unknown> = {}): ToolDef =
   name,
   description: name,
   parameters: { type: 'object', properties },
+});
+
+describe("the plugin's write bridge", () => {
+  const envelope = '{"name":"write","arguments":{"path":"notes.md","content":"hello\\n"}}';
+  test('a reply that is one write envelope, whole, is a call whose id hashes its JSON text; anything else is text', () => {
+    const write = { bridgeId: 'call_bridge_52274da11c20', path: 'notes.md', content: 'hello\n' };
+    for (const text of [envelope, ` ${envelope}\n`, `\`\`\`json\n${envelope}\n\`\`\``]) assert.deepEqual(bridgeWriteOf(text), write);
+    for (const text of [
+      envelope.slice(0, -1),
+      `Here: ${envelope}`,
+      '{"name":"read","arguments":{"path":"a"}}',
+      '{"name":"write","arguments":{"path":""}}',
+    ])
+      assert.equal(bridgeWriteOf(text), undefined, text);
+  });
+
+  test('the reader reports the envelope once the delta that completes it arrives, only when the request offers the bridge', () => {
+    const deltas = [envelope.slice(0, 25), envelope.slice(25)].map((t, i) => assistant(t, { timestamp_ms: i }));
+    const offered = new StreamReader(true);
+    assert.equal(offered.push(deltas[0]!), undefined);
+    assert.deepEqual(offered.push(deltas[1]!), { bridgeId: 'call_bridge_52274da11c20', path: 'notes.md', content: 'hello\n' });
+    const plain = new StreamReader();
+    for (const d of deltas) assert.equal(plain.push(d), undefined);
+    assert.equal(plain.text, envelope);
+  });
+
+  test("the call is OpenCode's write tool, with filePath where its schema asks for it", () => {
+    const write = { bridgeId: 'call_bridge_x', path: 'a.md', content: 'c' };
+    const byFilePath = tool('write', { content: {}, filePath: {} });
+    assert.deepEqual(bridgeCall(write, [byFilePath]), {
+      id: 'call_bridge_x',
+      name: 'write',
+      arguments: '{"filePath":"a.md","content":"c"}',
+    });
+    assert.deepEqual(bridgeCall(write, [tool('oc_write', { path: {}, content: {} })]), {
+      id: 'call_bridge_x',
+      name: 'oc_write',
+      arguments: '{"path":"a.md","content":"c"}',
+    });
+  });
 });
 
 describe('toOpenCodeCall', () => {
