@@ -1,5 +1,5 @@
-// Benchmark 6, issue 11's "done when": a 10-turn OpenCode-like session with 4 tool calls (two
-// in a row inside one user turn), one caller process per turn as `opencode run` scripts do,
+// Benchmark 6, issue 11's "done when": an 11-turn OpenCode-like session with 5 tool calls (two
+// in a row inside one user turn, one a write through the plugin's bridge), one caller process per turn as `opencode run` scripts do,
 // driven by the stand-in OpenCode caller (test/fixtures/opencode-caller) against a given agent:
 // cursor-resume in front of the stand-in cursor-agent, with the plugin's own resume off and on.
 // The stand-in's logs are the ground truth of what the agent received and printed.
@@ -18,7 +18,10 @@ import type { BenchOutcome, Row } from './lib/report.js';
 import { formatBytes, round } from './lib/stats.js';
 import { Sandbox, makeSnapshot, stopAllHelpers, type Snapshot } from './lib/world.js';
 
-/** Ten user turns; turn 2's notes lead to a second call (two in a row), turns 4 and 7 make one each. */
+/**
+ * Eleven user turns; turn 2's notes lead to a second call (two in a row), turns 4 and 7 make
+ * one each, and turn 9 writes a file through the plugin's bridge (a JSON envelope it makes a call of).
+ */
 export const SESSION = [
   'remember: codeword ALPHA',
   'READ_NOTES: please read notes.txt and tell me its codeword.',
@@ -28,12 +31,13 @@ export const SESSION = [
   'Which codewords do you know?',
   'RUN_SHELL: git status',
   'remember: ship on Friday',
+  'BRIDGE_WRITE: PLAN.md',
   'What did the tests say?',
   'Summarise what you know.',
 ];
 const NOTES = 'Notes of the project.\nremember: codeword CHARLIE\nRUN_SHELL: make check\n';
 const FACTS = ['codeword ALPHA', 'codeword CHARLIE', 'codeword BRAVO', 'the build uses esbuild', 'ship on Friday'];
-const TOOL_CALLS = 4;
+const TOOL_CALLS = 5;
 
 export interface Setup {
   name: string;
@@ -294,7 +298,7 @@ export async function opencodeSessionBench(snapshot: Snapshot): Promise<BenchOut
   process.stderr.write(`${runTable(own)}\n\n${runTable(caller)}\n`);
   return {
     id: 'opencode-session',
-    title: '6. OpenCode session (10 turns, 4 tool calls)',
+    title: '6. OpenCode session (11 turns, 5 tool calls)',
     rows: [...ownResumeRows(own), ...callerResumeRows(caller)],
     data: { session: SESSION, pluginResumeOff: own, pluginResumeOn: caller },
     notes,
