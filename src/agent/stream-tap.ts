@@ -2,7 +2,8 @@
 // the result, cursor's reply (for the prefix proof of the next turn), and signs of
 // trouble. Memory stays flat whatever the agent prints: only one line is held at a
 // time, and a line longer than the cap is skipped rather than buffered.
-import { bridgeCallsIn, mayBeEnvelope, type BridgeOffer } from '../resume/bridge-calls.js';
+import { isJsonObject } from '../json-object.js';
+import { BridgeFollower, type BridgeOffer } from '../resume/bridge-calls.js';
 import type { ReplyToolCall } from '../resume/digests.js';
 
 /** Lines longer than this are passed through but not parsed. */
@@ -23,13 +24,11 @@ export const MAX_TAP_REPLY_TEXT = 16 * 1024 * 1024;
 
 type Json = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 /** cursor-agent's tool kinds: `function` carries a name; `readToolCall` and the like name themselves. */
 function toolName(toolCall: unknown): string {
-  if (!isObject(toolCall)) return 'unknown';
+  if (!isJsonObject(toolCall)) return 'unknown';
   const fn = toolCall.function;
-  if (isObject(fn) && typeof fn.name === 'string') return fn.name;
+  if (isJsonObject(fn) && typeof fn.name === 'string') return fn.name;
   const kind = Object.keys(toolCall)[0] ?? 'unknown';
   return kind.endsWith('ToolCall') ? kind.slice(0, -'ToolCall'.length) : kind;
 }
@@ -78,6 +77,8 @@ export class StreamTap {
    */
   bridgeCalls: ReadonlyArray<ReplyToolCall> | undefined = undefined;
 
+  /** Null when no bridge is offered, or once the reply can no longer be followed (a line it could not read). */
+  private bridge: BridgeFollower | null;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private skipping = false;
@@ -92,8 +93,10 @@ export class StreamTap {
   constructor(
     private readonly maxLine: number = MAX_TAP_LINE,
     private readonly partial: boolean = false,
-    private readonly bridge: BridgeOffer | null = null,
-  ) {}
+    bridge: BridgeOffer | null = null,
+  ) {
+    this.bridge = bridge && new BridgeFollower(bridge);
+  }
 
   /** Called once, with the first session_id the stream shows (never, if it shows none). */
   onSession(listener: (id: unknown) => void): void {
@@ -136,8 +139,9 @@ export class StreamTap {
     if (skipped) {
       this.oversizedLines++;
       // Unread, it may have been a completed call or more text: the reply is no longer known to end at its calls.
-      if (this.toolCalls.length > 0) this.pastCalls = true;
+      if (this.toolCalls.length > 0 || this.bridgeCalls) this.pastCalls = true;
       this.replyText = undefined;
+      this.bridge = null;
       return;
     }
     this.parse(line!);
@@ -152,7 +156,7 @@ export class StreamTap {
     } catch {
       return;
     }
-    if (!isObject(event)) return;
+    if (!isJsonObject(event)) return;
     if ('session_id' in event) this.noteSession(event.session_id);
     switch (event.type) {
       case 'system':
@@ -186,27 +190,25 @@ export class StreamTap {
     if (this.replyText === undefined) return;
     if (this.partial && !('timestamp_ms' in event && !('model_call_id' in event))) return;
     const message = event.message;
-    const content = isObject(message) ? message.content : undefined;
+    const content = isJsonObject(message) ? message.content : undefined;
     if (!Array.isArray(content)) return;
-    const before = this.replyText.length;
+    // The event's own text first: reading back from the whole reply (a rope of every delta) would flatten it each time.
+    let added = '';
     for (const part of content) {
-      if (isObject(part) && part.type === 'text' && typeof part.text === 'string') this.replyText += part.text;
+      if (isJsonObject(part) && part.type === 'text' && typeof part.text === 'string') added += part.text;
     }
-    if (this.replyText.length > MAX_TAP_REPLY_TEXT) this.replyText = undefined;
-    else if (this.bridge && this.toolCalls.length === 0) this.followBridge(before);
+    this.replyText += added;
+    if (this.replyText.length > MAX_TAP_REPLY_TEXT) {
+      // What follows is no longer read: text after an envelope would go unseen.
+      if (this.bridgeCalls) this.pastCalls = true;
+      this.replyText = undefined;
+    } else if (this.bridge && this.toolCalls.length === 0) this.followBridge(added);
   }
 
-  /** As the plugin reads its bridge: the first text that is a whole envelope becomes calls; any text after it goes past them. */
-  private followBridge(before: number): void {
-    const text = this.replyText!;
-    if (this.bridgeCalls) {
-      if (text.slice(before).trim() !== '') this.pastCalls = true;
-      return;
-    }
-    // Only text that ends as JSON or a fence can be a whole envelope: most deltas are not parsed.
-    const last = text.trimEnd().slice(-1);
-    if ((last !== '}' && last !== ']' && last !== '`') || !mayBeEnvelope(text)) return;
-    this.bridgeCalls = bridgeCallsIn(text, this.bridge!);
+  /** As the plugin reads its bridge: the delta that completes an envelope makes the calls; any text after it goes past them. */
+  private followBridge(delta: string): void {
+    if (!this.bridgeCalls) this.bridgeCalls = this.bridge!.push(delta, this.replyText!);
+    else if (delta.trim() !== '') this.pastCalls = true;
   }
 
   private noteSession(id: unknown): void {

@@ -1,11 +1,13 @@
 // The OpenCode plugin's "bridge": when its prompt carries the bridge instructions, a reply
-// that is nothing but a JSON envelope ({"name":"write","arguments":{...}}, a Task envelope,
-// or an array of them) is turned by the plugin into tool calls of its own, with ids made
-// from the envelope's text (`call_bridge_` and 12 hex digits of its SHA-256), and the run
-// is ended there as at any tool call. The next request shows those calls, not the text:
-// knowing the ids is what lets that request prove the chat's history and resume. A reply
-// read wrongly here costs only that resume: the ids come from the very text cursor wrote,
-// so no other transcript can match them.
+// that is nothing but a JSON envelope ({"name":"write","arguments":{...}} or a Task envelope;
+// plugins whose Task instructions offer it, an array of them) is turned by the plugin into
+// tool calls of its own, with ids made from the envelope's text (`call_bridge_` and 12 hex
+// digits of its SHA-256), and the run is ended there as at any tool call. The next request
+// shows those calls (and, from some plugin versions, the envelope as text too): knowing
+// the ids is what lets that request prove the chat's history and resume. The ids come
+// from the very text cursor wrote, so no other transcript can match them; that cursor's
+// chat holds nothing after the envelope is for the stream tap to make sure of.
+import { isJsonObject } from '../json-object.js';
 import type { LayoutBlock } from '../transcript/opencode-text.js';
 import type { ReplyToolCall } from './digests.js';
 import { sha256Hex } from './hash.js';
@@ -14,19 +16,22 @@ import { sha256Hex } from './hash.js';
 export interface BridgeOffer {
   write: boolean;
   task: boolean;
+  /** An array of envelopes: only plugins whose Task instructions ask for one in parallel read them. */
+  arrays: boolean;
 }
+
+const ID_PREFIX = 'call_bridge_';
 
 export function bridgeOfferIn(layout: ReadonlyArray<LayoutBlock> | undefined): BridgeOffer | null {
   if (layout === undefined) return null;
-  const frames = new Set(layout.flatMap((b) => ('frame' in b ? [b.frame] : [])));
-  const offer = { write: frames.has('bridge'), task: frames.has('task-bridge') };
+  const frame = (kind: 'bridge' | 'task-bridge') => layout.find((b) => 'frame' in b && b.frame === kind);
+  const task = frame('task-bridge');
+  const offer = {
+    write: frame('bridge') !== undefined,
+    task: task !== undefined,
+    arrays: task !== undefined && 'text' in task && task.text.includes('JSON array'),
+  };
   return offer.write || offer.task ? offer : null;
-}
-
-/** Whether `text` could be an envelope once complete: it begins as one (a cheap test for every delta). */
-export function mayBeEnvelope(text: string): boolean {
-  const start = text.trimStart();
-  return start.startsWith('{') || start.startsWith('[') || start.startsWith('```');
 }
 
 /** The calls the plugin makes of a reply that is `text` and nothing else; undefined when it leaves the text as text. */
@@ -39,11 +44,12 @@ export function bridgeCallsIn(text: string, offer: BridgeOffer): ReplyToolCall[]
   } catch {
     return undefined;
   }
-  const id = `call_bridge_${sha256Hex(json).slice(0, 12)}`;
+  const id = idOf(json);
   if (!Array.isArray(value)) {
     const name = envelopeName(value, offer);
     return name === undefined ? undefined : [{ id, name }];
   }
+  if (!offer.arrays) return undefined;
   const calls: ReplyToolCall[] = [];
   for (const [i, entry] of value.entries()) {
     const name = envelopeName(entry, offer);
@@ -51,6 +57,93 @@ export function bridgeCallsIn(text: string, offer: BridgeOffer): ReplyToolCall[]
     calls.push({ id: `${id}_${i}`, name });
   }
   return calls.length > 0 ? calls : undefined;
+}
+
+/**
+ * Whether `text` is the envelope these calls were made of: a plugin that shows the envelope
+ * as the message's text beside its calls says nothing more than one that shows the calls alone.
+ */
+export function isBridgeEcho(text: string, calls: ReadonlyArray<{ id: string }>): boolean {
+  if (calls.length === 0 || !calls[0]!.id.startsWith(ID_PREFIX)) return false;
+  const json = strictJsonText(text);
+  if (json === undefined) return false;
+  const id = idOf(json);
+  return calls.length === 1 ? calls[0]!.id === id : calls.every((call, i) => call.id === `${id}_${i}`);
+}
+
+const idOf = (json: string): string => `${ID_PREFIX}${sha256Hex(json).slice(0, 12)}`;
+
+/**
+ * Follows a reply delta by delta as the plugin reads it, and names the calls at the delta
+ * that completes an envelope. Each delta is scanned once (brackets and strings counted), and
+ * the whole reply is parsed only where a JSON value or a fence may just have closed, so a
+ * long reply costs its length, not its length squared.
+ */
+export class BridgeFollower {
+  #state: 'undecided' | 'json' | 'fence' | 'text' = 'undecided';
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  /** The reply's last characters: looking at the end of the whole reply (a rope of deltas) would flatten it. */
+  #tail = '';
+
+  constructor(private readonly offer: BridgeOffer) {}
+
+  /** `delta` has just been added to the reply, which is now `text`: the calls, if it completed an envelope. */
+  push(delta: string, text: string): ReplyToolCall[] | undefined {
+    this.#tail = (this.#tail + delta).slice(-TAIL);
+    let from = 0;
+    if (this.#state === 'undecided') {
+      from = delta.search(/\S/);
+      if (from < 0) return undefined;
+      const first = delta.charAt(from);
+      this.#state = first === '{' || (first === '[' && this.offer.arrays) ? 'json' : first === '`' ? 'fence' : 'text';
+    }
+    if (this.#state === 'fence') return endsWithFence(this.#tail) ? bridgeCallsIn(text, this.offer) : undefined;
+    if (this.#state !== 'json' || !this.#scan(delta, from)) return undefined;
+    // A whole JSON value: an envelope, or text that nothing can turn into one any more.
+    this.#state = 'text';
+    return bridgeCallsIn(text, this.offer);
+  }
+
+  /** Counts brackets outside strings; true when the value closed with only space after it, in this delta. */
+  #scan(delta: string, from: number): boolean {
+    let closed = false;
+    for (let i = from; i < delta.length; i++) {
+      const c = delta.charCodeAt(i);
+      if (closed) {
+        if (!isSpace(c)) return this.#giveUp();
+      } else if (this.#inString) {
+        if (this.#escaped) this.#escaped = false;
+        else if (c === BACKSLASH) this.#escaped = true;
+        else if (c === QUOTE) this.#inString = false;
+      } else if (c === QUOTE) this.#inString = true;
+      else if (c === OPEN_BRACE || c === OPEN_BRACKET) this.#depth++;
+      else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) closed = --this.#depth === 0;
+      else if (this.#depth === 0 && !isSpace(c)) return this.#giveUp();
+    }
+    return closed;
+  }
+
+  #giveUp(): false {
+    this.#state = 'text';
+    return false;
+  }
+}
+
+const [QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET] = ['"', '\\', '{', '}', '[', ']'].map((c) =>
+  c.charCodeAt(0),
+);
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** Characters kept of the reply's end: a closing fence and the space after it. */
+const TAIL = 64;
+
+/** Whether the text, trailing space aside, ends with a closing fence line. */
+function endsWithFence(text: string): boolean {
+  let end = text.length;
+  while (end > 0 && isSpace(text.charCodeAt(end - 1))) end--;
+  return end >= 4 && text.startsWith('\n```', end - 4);
 }
 
 /** The text as a whole JSON object or array, or the body of one ```json fence around it. */
@@ -61,12 +154,11 @@ function strictJsonText(text: string): string | undefined {
   return fenced ? fenced[1]!.trim() : undefined;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isFilled = (v: unknown): boolean => typeof v === 'string' && v.trim() !== '';
 
 /** The tool an envelope calls, when the plugin accepts it: a write with a path and content, or a Task with its three fields. */
 function envelopeName(value: unknown, offer: BridgeOffer): string | undefined {
-  if (!isObject(value) || !isObject(value.arguments)) return undefined;
+  if (!isJsonObject(value) || !isJsonObject(value.arguments)) return undefined;
   const args = value.arguments;
   if (value.name === 'task') {
     const optional = (v: unknown) => v === undefined || typeof v === 'string';

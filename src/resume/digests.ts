@@ -16,6 +16,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Conversation, Message, Part, Shape } from '../transcript/types.js';
 import { canonicalJson } from './canonical-json.js';
+import { isBridgeEcho } from './bridge-calls.js';
 import { sha256Hex } from './hash.js';
 
 export interface ReplyToolCall {
@@ -154,7 +155,11 @@ export const messageDigests = (conversation: Conversation): string[] => conversa
 export function replyDigestAt(conversation: Conversation, index: number): string {
   const message = conversation.messages[index]!;
   if (message.role !== 'assistant') return messageDigest(message);
-  return replyOf(joinedTexts(message.parts, ' '), callsOf(message.parts), byCallId(conversation.shape));
+  const byId = byCallId(conversation.shape);
+  const text = joinedTexts(message.parts, ' ');
+  // The OpenCode plugin's bridge calls, the envelope they were made of shown beside them or not: one reply (bridge-calls.ts).
+  const echo = byId && text !== '' && isBridgeEcho(text, [...callsOf(message.parts)]);
+  return replyOf(echo ? '' : text, callsOf(message.parts), byId);
 }
 
 export function messageDigest(message: Message): string {

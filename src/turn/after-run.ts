@@ -170,7 +170,7 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     // itself. A stream-json caller saw them, and may take them for its own (the OpenCode plugin does,
     // and makes calls of a bridge envelope that nothing followed).
     const streamed = plan.callerFormat === 'stream-json';
-    const bridged = streamed && tap.bridgeCalls !== undefined && !tap.pastCalls;
+    const bridged = tap.bridgeCalls !== undefined && !tap.pastCalls && tap.replyText !== undefined;
     return done({
       kind: 'record',
       chatId: tap.sessionId as string,

@@ -4,12 +4,14 @@
 // recorded, so that the request with the result resumes and sends only the result.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, runCli, sandboxEnv, scriptAgent, tempDir } from '../support/cli.js';
 import { STREAM_ARGS } from '../support/conversation.js';
 import { helperPids } from '../support/processes.js';
+import { CLOSING, WRITE_BRIDGE } from '../fixtures/opencode-caller/layout.js';
 
 const CHAT = 'c6b62c6f-7ead-4fd6-9922-e952131177ff';
 
@@ -142,6 +144,65 @@ describe('the tool-loop handover', () => {
       stdins[1],
       'tool_call(id: call_1, name: read, args: {"path":"notes.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\n42\n\nThe above tool calls have been executed. Continue your response based on these results.',
     );
+  });
+
+  test("a bridge envelope (the OpenCode plugin makes a call of it) is a tool call: recorded early, so the write's result sent at once resumes", async () => {
+    const log = join(tempDir('cr-log-'), 'stdin.jsonl');
+    const trace = join(tempDir('cr-trace-'), 'trace.jsonl');
+    const envelope = '{"name":"write","arguments":{"path":"notes.md","content":"42"}}';
+    const id = `call_bridge_${createHash('sha256').update(envelope).digest('hex').slice(0, 12)}`;
+    // In pieces, then working on until killed, and 300 ms to die of SIGTERM, as toolAgent.
+    const agent = scriptAgent(
+      'bridge-agent.cjs',
+      `#!/usr/bin/env node
+const fs = require('node:fs');
+const at = process.argv.indexOf('--resume');
+let input = '';
+process.stdin.on('data', (d) => (input += d)).on('end', () => {
+  fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(input) + '\\n');
+  const say = (e) => process.stdout.write(JSON.stringify({ ...e, session_id: '${CHAT}' }) + '\\n');
+  const text = (t, extra) => say({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: t }] }, ...extra });
+  say({ type: 'system', subtype: 'init' });
+  if (at >= 0) {
+    text('Written.', { timestamp_ms: 1 });
+    say({ type: 'result', subtype: 'success', is_error: false, result: 'Written.' });
+    return;
+  }
+  const envelope = ${JSON.stringify(envelope)};
+  text(envelope.slice(0, 20), { timestamp_ms: 1 });
+  text(envelope.slice(20), { timestamp_ms: 2 });
+  setTimeout(() => {}, 60000);
+  process.on('SIGTERM', () => setTimeout(() => process.exit(143), 300));
+});
+`,
+    );
+    const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_AGENT: agent, CURSOR_RESUME_TRACE: trace });
+    const bridge = `${WRITE_BRIDGE}\n\nUSER: write notes.md`;
+    const withWrite = `${bridge}\n\nASSISTANT: tool_call(id: ${id}, name: write, args: {"filePath":"notes.md","content":"42"})\n\nTOOL_RESULT (name: write, call_id: ${id}): Wrote file successfully.\n\n${CLOSING}`;
+
+    const first = runUntil(bridge, env, /"content\\":\\"42\\"}}/);
+    await first.killed;
+    const next = runCli(STREAM_ARGS, { input: withWrite, env });
+    assert.equal((await first.ended).code, 143);
+    const t2 = await next;
+    assert.equal(t2.code, 0, t2.stderr);
+    const traces = readFileSync(trace, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      traces.map((t) => [t.decision, t.reason, t.failure]),
+      [
+        ['fresh', 'no-entry', null],
+        ['resume-delta', 'delta', null],
+      ],
+    );
+    const stdins = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string);
+    // As the plugin's own delta: its bridge instructions, the call alone, its result, the closing line.
+    assert.equal(stdins[1], `${WRITE_BRIDGE}\n\n${withWrite.slice(withWrite.indexOf('ASSISTANT: '))}`);
   });
 
   test('a run whose agent left a process holding its output is still recorded at its calls once the agent is gone', async () => {

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { StreamTap } from '../../src/agent/stream-tap.js';
-import { bridgeCallsIn, bridgeOfferIn, type BridgeOffer } from '../../src/resume/bridge-calls.js';
+import { MAX_TAP_REPLY_TEXT, StreamTap } from '../../src/agent/stream-tap.js';
+import { BridgeFollower, bridgeCallsIn, bridgeOfferIn, isBridgeEcho, type BridgeOffer } from '../../src/resume/bridge-calls.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 
-const BOTH: BridgeOffer = { write: true, task: true };
+const BOTH: BridgeOffer = { write: true, task: true, arrays: true };
 // The plugin's id: `call_bridge_` and the first 12 hex digits of the SHA-256 of the JSON text (worked out apart).
 const WRITE = '{"name":"write","arguments":{"path":"notes.md","content":"hello\\n"}}';
 const WRITE_ID = 'call_bridge_52274da11c20';
@@ -51,22 +51,68 @@ describe('bridgeCallsIn: the calls the plugin makes of a reply, or none', () => 
       assert.equal(bridgeCallsIn(text, BOTH), undefined, JSON.stringify(text));
     }
   });
-  test('only what the request offers: a write without the write bridge, a Task without the Task bridge, is text', () => {
-    assert.equal(bridgeCallsIn(WRITE, { write: false, task: true }), undefined);
-    assert.equal(bridgeCallsIn(TASKS, { write: true, task: false }), undefined);
+  test('only what the request offers: a write without the write bridge, a Task without the Task bridge, an array where none is asked for, is text', () => {
+    assert.equal(bridgeCallsIn(WRITE, { ...BOTH, write: false }), undefined);
+    assert.equal(bridgeCallsIn(TASKS, { ...BOTH, task: false }), undefined);
+    assert.equal(bridgeCallsIn(TASKS, { ...BOTH, arrays: false }), undefined);
+  });
+  test('isBridgeEcho: the envelope shown beside the calls made of it, and nothing else', () => {
+    assert.equal(isBridgeEcho(WRITE, [{ id: WRITE_ID }]), true);
+    assert.equal(isBridgeEcho(`\`\`\`json\n${WRITE}\n\`\`\``, [{ id: WRITE_ID }]), true);
+    assert.equal(isBridgeEcho(TASKS, [{ id: `${TASKS_ID}_0` }, { id: `${TASKS_ID}_1` }]), true);
+    assert.equal(isBridgeEcho(WRITE, [{ id: 'call_bridge_000000000000' }]), false, 'another envelope');
+    assert.equal(isBridgeEcho(`${WRITE} Done.`, [{ id: WRITE_ID }]), false);
+    assert.equal(isBridgeEcho(WRITE, [{ id: WRITE_ID }, { id: 'call_1' }]), false);
+    assert.equal(isBridgeEcho(WRITE, []), false);
   });
 });
 
 describe('bridgeOfferIn: what a request offers, from the bridge frames its prompt carries', () => {
   const captured = readFileSync(new URL('../fixtures/opencode-plugin/turn2-off-chat.txt', import.meta.url), 'utf8');
   test('the captured prompt has both bridges; without their frames nothing is offered', () => {
-    assert.deepEqual(bridgeOfferIn(parseTranscript(captured).layout), { write: true, task: true });
+    assert.deepEqual(bridgeOfferIn(parseTranscript(captured).layout), { write: true, task: true, arrays: false });
+    const parallel = captured.replace(
+      'Use this only when delegating',
+      'To dispatch several tasks in parallel, respond instead with exactly one JSON array of these objects.\nUse this only when delegating',
+    );
+    assert.equal(bridgeOfferIn(parseTranscript(parallel).layout)?.arrays, true);
     const withoutTask = captured.slice(0, captured.lastIndexOf('\n\nSYSTEM: OpenCode Task bridge mode is active.'));
-    assert.deepEqual(bridgeOfferIn(parseTranscript(withoutTask).layout), { write: true, task: false });
+    assert.deepEqual(bridgeOfferIn(parseTranscript(withoutTask).layout), { write: true, task: false, arrays: false });
     const withoutWrite = withoutTask.slice(withoutTask.indexOf('\n\n') + 2);
     assert.equal(parseTranscript(withoutWrite).shape, 'opencode-text');
     assert.equal(bridgeOfferIn(parseTranscript(withoutWrite).layout), null);
     assert.equal(bridgeOfferIn(parseTranscript(JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] })).layout), null);
+  });
+});
+
+describe('BridgeFollower: delta by delta, the calls at the delta that completes an envelope', () => {
+  const follow = (deltas: string[], offer: BridgeOffer = BOTH) => {
+    const follower = new BridgeFollower(offer);
+    let text = '';
+    return deltas.map((d) => follower.push(d, (text += d)));
+  };
+  const pieces = (text: string, size: number) =>
+    Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+
+  test('however the envelope is cut, only its last piece makes the calls: braces and quotes inside strings do not count', () => {
+    const tricky = JSON.stringify({ name: 'write', arguments: { path: 'a.js', content: 'if (x) { y("}"); } // \\" [' } });
+    for (const size of [1, 2, 3, 7, 1000]) {
+      const got = follow(['\n ', ...pieces(tricky, size), '\n']);
+      assert.deepEqual(got.slice(0, -2), Array(got.length - 2).fill(undefined), `size ${size}`);
+      assert.deepEqual(got.at(-2), bridgeCallsIn(tricky, BOTH), `size ${size}`);
+      assert.equal(got.at(-1), undefined);
+    }
+  });
+  test('a fence completes at its closing line; an array only where offered', () => {
+    const fenced = ['```json\n', WRITE.slice(0, 30), `${WRITE.slice(30)}\n`, '```'];
+    assert.deepEqual(follow(fenced).at(-1), [{ id: WRITE_ID, name: 'write' }]);
+    assert.deepEqual(follow(pieces(TASKS, 9)).at(-1)?.length, 2);
+    assert.deepEqual(follow(pieces(TASKS, 9), { ...BOTH, arrays: false }), Array(Math.ceil(TASKS.length / 9)).fill(undefined));
+  });
+  test('prose, or text after a whole JSON value, is never an envelope', () => {
+    assert.deepEqual(follow(['Sure. ', WRITE]), [undefined, undefined]);
+    assert.deepEqual(follow(['{"a":1}', ' ', WRITE]), [undefined, undefined, undefined]);
+    assert.deepEqual(follow([`${WRITE} x`]), [undefined]);
   });
 });
 
@@ -102,6 +148,13 @@ describe('the stream tap follows a bridge envelope as the plugin reads it', () =
     assert.deepEqual(after.toolCalls, [], 'the calls stay the bridge’s');
     assert.equal(tapOf(BOTH, ...halves, line({ type: 'thinking', subtype: 'delta', session_id: 's' })).pastCalls, true);
     assert.equal(tapOf(null, ...halves).bridgeCalls, undefined);
+  });
+  test('text the tap cannot read after the envelope (a line too long, a reply past its cap) goes past the calls', () => {
+    const small = new StreamTap(64 * 1024, true, BOTH);
+    for (const chunk of [...halves, delta('x'.repeat(100 * 1024))]) small.push(chunk);
+    assert.deepEqual([small.bridgeCalls?.length, small.pastCalls], [1, true]);
+    const capped = tapOf(BOTH, ...halves, delta('x'.repeat(MAX_TAP_REPLY_TEXT)));
+    assert.deepEqual([capped.bridgeCalls?.length, capped.pastCalls, capped.replyText], [1, true, undefined]);
   });
   test('after a real tool call an envelope is text: the plugin has already ended the run at that call', () => {
     const started = line({

@@ -199,6 +199,24 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
       assert.equal(d.prompt, sameCall(fixture(own[turn - 1]!)), OFF[turn]);
     }
   });
+  test("a bridge call (the plugin's call made of a JSON envelope) is proven by its id, the envelope shown beside it as text or not", () => {
+    const envelope = '{"name":"write","arguments":{"path":"notes.md","content":"hello\\n"}}';
+    const bridge = { id: 'call_bridge_52274da11c20', name: 'write' };
+    const recorded = [branchAfter(fixture(OFF[2]!), { text: '', calls: [bridge] })];
+    const asBridge = (shown: string) =>
+      fixture(OFF[3]!)
+        .replaceAll(READ.id, bridge.id)
+        .replace(`ASSISTANT: tool_call(id: ${bridge.id}, name: read`, `ASSISTANT: ${shown}tool_call(id: ${bridge.id}, name: write`);
+    for (const shown of ['', `${envelope}\n`, `\`\`\`json\n${envelope}\n\`\`\`\n`]) {
+      const d = decideText(asBridge(shown), recorded);
+      assert.deepEqual([d.decision, d.reason], ['resume-delta', 'delta'], JSON.stringify(shown));
+      assert.match(d.prompt, new RegExp(`^ASSISTANT: tool_call\\(id: ${bridge.id}, name: write`, 'm'));
+    }
+    // Other text beside it is text cursor did not write.
+    for (const shown of ['Writing it.\n', `${envelope.replace('hello', 'bye')}\n`]) {
+      assert.equal(decideText(asBridge(shown), recorded).decision, 'fresh', JSON.stringify(shown));
+    }
+  });
   test('the tool list frame comes and goes without breaking the proof (turn 2 lacks it, turn 3 has it again)', () => {
     assert.equal(shapeOf(parseTranscript(fixture(OFF[1]!))).includes('tool-list'), false);
     assert.equal(decideText(fixture(OFF[1]!), branches(1)).reason, 'delta');
