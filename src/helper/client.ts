@@ -8,7 +8,8 @@ import type { PrefixesResult } from '../cache/store.js';
 import type { Branch, MatchedBranch, Outcome } from '../cache/types.js';
 import { searchShared } from '../resume/prefix.js';
 import { VERSION } from '../version.js';
-import { LineReader, MAX_DIGESTS_PER_LINE, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode, isCount, isObject } from './protocol.js';
+import { LineReader, MAX_DIGESTS_PER_LINE, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode, isCount } from './protocol.js';
+import { isJsonObject } from '../json-object.js';
 import type {
   BranchSummary,
   EvictTarget,
@@ -455,7 +456,7 @@ const isBranch = (value: unknown): value is Branch =>
 
 /** A branch as inspect shows it (every field it prints): anything else is a bad reply, never a crash. */
 function isSummary(value: unknown): value is BranchSummary {
-  if (!isObject(value)) return false;
+  if (!isJsonObject(value)) return false;
   const b = value;
   return (
     typeof b.anchor === 'string' &&
@@ -478,12 +479,12 @@ function isSummary(value: unknown): value is BranchSummary {
 }
 
 const isLimits = (value: unknown): value is HelperLimits =>
-  isObject(value) &&
+  isJsonObject(value) &&
   [value.ttlMs, value.maxEntries, value.idleMs, value.connectionIdleMs, value.maxRequestBytes, value.maxConnections].every(isCount);
 
 /** The helper's figures as `helper status` shows them. */
 function isStats(value: unknown): value is StatsReply {
-  if (!isObject(value)) return false;
+  if (!isJsonObject(value)) return false;
   const s = value;
   return (
     isCount(s.pid) &&
@@ -494,7 +495,7 @@ function isStats(value: unknown): value is StatsReply {
     typeof s.socketPath === 'string' &&
     typeof s.runtimeDir === 'string' &&
     [s.entries, s.anchors, s.leases, s.connections].every(isCount) &&
-    isObject(s.memory) &&
+    isJsonObject(s.memory) &&
     isCount(s.memory.rss) &&
     isCount(s.memory.heapUsed) &&
     isLimits(s.limits)

@@ -11,6 +11,7 @@ import type { PrefixesResult, RecordRefusal } from '../cache/store.js';
 import { MESSAGE_DIGEST_HEX } from '../cache/types.js';
 import type { Branch } from '../cache/types.js';
 import { CHAT_ID_PATTERN } from '../resume/chat-id.js';
+import { isJsonObject } from '../json-object.js';
 
 /** Bump on any incompatible change; a client replaces a helper speaking another one. */
 export const PROTOCOL_VERSION = 7;
@@ -218,7 +219,6 @@ const isOutcome = (v: unknown): boolean => (OUTCOMES as readonly unknown[]).incl
 const isState = (v: unknown): boolean => (STATES as readonly unknown[]).includes(v);
 
 /** Also the client's, for the replies it checks. */
-export const isObject = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isPositive = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 1;
 const isAnchor = (v: unknown): boolean => typeof v === 'string' && ANCHOR.test(v);
@@ -265,7 +265,7 @@ const RECORD_FIELDS = keys(
 const BASE_KEYS = keys('version', 'count', 'prefix', 'last');
 
 function isRecord(r: unknown): boolean {
-  if (!isObject(r) || !onlyKeys(r, RECORD_FIELDS)) return false;
+  if (!isJsonObject(r) || !onlyKeys(r, RECORD_FIELDS)) return false;
   const { base, toolsFingerprint: tools } = r;
   return (
     isAnchor(r.anchor) &&
@@ -277,7 +277,7 @@ function isRecord(r: unknown): boolean {
     isPlainText(r.workspace, 1) &&
     isPlainText(r.model, 0) &&
     (base === null ||
-      (isObject(base) &&
+      (isJsonObject(base) &&
         onlyKeys(base, BASE_KEYS) &&
         isPositive(base.version) &&
         isPositive(base.count) &&
@@ -299,7 +299,7 @@ function isRecord(r: unknown): boolean {
 
 /** `value` as a request when it is a well-formed hello, lookup, peek, prefixes, lease, release, append or record; else undefined. */
 export function hotRequest(value: unknown): Request | undefined {
-  if (!isObject(value) || !isCount(value.id)) return undefined;
+  if (!isJsonObject(value) || !isCount(value.id)) return undefined;
   const v = value;
   let valid: boolean;
   switch (v.op) {

@@ -15,6 +15,7 @@ import {
 } from './common.js';
 import { toTranscriptError } from './schema-errors.js';
 import type { Conversation, Message, Part, Tool } from './types.js';
+import { isJsonObject } from '../json-object.js';
 
 const toolsSchema = (list: ListOf) =>
   z.optional(
@@ -136,14 +137,13 @@ function fromContent(content: string | ReadonlyArray<TextPart | { type: string }
   });
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const isAbsent = (value: unknown): boolean => value === undefined || value === null;
 
 /** A tool call the schema accepts, as it reads it; undefined for anything else. */
 function plainToolCall(call: unknown): Part | undefined {
-  if (!isRecord(call) || typeof call.id !== 'string' || (call.type !== undefined && call.type !== 'function')) return undefined;
+  if (!isJsonObject(call) || typeof call.id !== 'string' || (call.type !== undefined && call.type !== 'function')) return undefined;
   const fn = call.function;
-  if (!isRecord(fn) || typeof fn.name !== 'string' || typeof fn.arguments !== 'string') return undefined;
+  if (!isJsonObject(fn) || typeof fn.name !== 'string' || typeof fn.arguments !== 'string') return undefined;
   return { type: 'tool-call', id: call.id, name: fn.name, input: fn.arguments };
 }
 
@@ -155,7 +155,7 @@ function plainToolCall(call: unknown): Part | undefined {
  * several times cheaper than through the schema, which also copies every message.
  */
 function plainMessage(m: unknown): Message | undefined {
-  if (!isRecord(m)) return undefined;
+  if (!isJsonObject(m)) return undefined;
   const { role, content } = m;
   if (role === 'assistant') {
     const { refusal } = m;
@@ -222,7 +222,7 @@ export function plainBeside(body: Record<string, unknown>): Beside | undefined {
     if (!Array.isArray(tools)) return undefined;
     const read: NonNullable<Beside['tools']> = [];
     for (const tool of tools) {
-      if (!isRecord(tool) || tool.type !== 'function' || !isRecord(tool.function)) return undefined;
+      if (!isJsonObject(tool) || tool.type !== 'function' || !isJsonObject(tool.function)) return undefined;
       const { name, description, parameters } = tool.function;
       if (typeof name !== 'string' || name.length === 0) return undefined;
       if ((description !== undefined && typeof description !== 'string') || (parameters !== undefined && !isSchema(parameters))) {
