@@ -68,7 +68,9 @@ export function isBridgeEcho(text: string, calls: ReadonlyArray<{ id: string }>)
   const json = strictJsonText(text);
   if (json === undefined) return false;
   const id = idOf(json);
-  return calls.length === 1 ? calls[0]!.id === id : calls.every((call, i) => call.id === `${id}_${i}`);
+  // As bridgeCallsIn names them: an object's one call by the id, an array's by the id and their place.
+  if (!json.startsWith('[')) return calls.length === 1 && calls[0]!.id === id;
+  return calls.every((call, i) => call.id === `${id}_${i}`);
 }
 
 const idOf = (json: string): string => `${ID_PREFIX}${sha256Hex(json).slice(0, 12)}`;
@@ -84,6 +86,9 @@ export class BridgeFollower {
   #depth = 0;
   #inString = false;
   #escaped = false;
+  /** A fence's first line has ended, and text (not only space) has followed it. */
+  #fenceBody = false;
+  #bodyBegun = false;
   /** The reply's last characters: looking at the end of the whole reply (a rope of deltas) would flatten it. */
   #tail = '';
 
@@ -99,7 +104,7 @@ export class BridgeFollower {
       const first = delta.charAt(from);
       this.#state = first === '{' || (first === '[' && this.offer.arrays) ? 'json' : first === '`' ? 'fence' : 'text';
     }
-    if (this.#state === 'fence') return endsWithFence(this.#tail) ? bridgeCallsIn(text, this.offer) : undefined;
+    if (this.#state === 'fence') return this.#fence(delta, from, text);
     if (this.#state !== 'json' || !this.#scan(delta, from)) return undefined;
     // A whole JSON value: an envelope, or text that nothing can turn into one any more.
     this.#state = 'text';
@@ -125,6 +130,25 @@ export class BridgeFollower {
     return closed;
   }
 
+  /**
+   * The first closing fence after the body has begun ends it: valid JSON holds no line break
+   * inside its strings, so no fence line can be part of it. It is read there, once, and
+   * nothing after it can be an envelope.
+   */
+  #fence(delta: string, from: number, text: string): ReplyToolCall[] | undefined {
+    let rest = from > 0 ? delta.slice(from) : delta;
+    if (!this.#fenceBody) {
+      const lineEnd = rest.indexOf('\n');
+      if (lineEnd < 0) return undefined;
+      this.#fenceBody = true;
+      rest = rest.slice(lineEnd + 1);
+    }
+    this.#bodyBegun ||= /\S/.test(rest);
+    if (!this.#bodyBegun || !endsWithFence(this.#tail)) return undefined;
+    this.#state = 'text';
+    return bridgeCallsIn(text, this.offer);
+  }
+
   #giveUp(): false {
     this.#state = 'text';
     return false;
@@ -134,7 +158,9 @@ export class BridgeFollower {
 const [QUOTE, BACKSLASH, OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET] = ['"', '\\', '{', '}', '[', ']'].map((c) =>
   c.charCodeAt(0),
 );
-const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+// What String.prototype.trim takes away, as the plugin trims the reply before it reads it.
+const SPACE = /\s/;
+const isSpace = (c: number): boolean => (c < 0x80 ? c === 0x20 || (c >= 0x09 && c <= 0x0d) : SPACE.test(String.fromCharCode(c)));
 
 /** Characters kept of the reply's end: a closing fence and the space after it. */
 const TAIL = 64;

@@ -60,6 +60,9 @@ describe('bridgeCallsIn: the calls the plugin makes of a reply, or none', () => 
     assert.equal(isBridgeEcho(WRITE, [{ id: WRITE_ID }]), true);
     assert.equal(isBridgeEcho(`\`\`\`json\n${WRITE}\n\`\`\``, [{ id: WRITE_ID }]), true);
     assert.equal(isBridgeEcho(TASKS, [{ id: `${TASKS_ID}_0` }, { id: `${TASKS_ID}_1` }]), true);
+    const oneTask = `[${TASKS.slice(1, TASKS.indexOf('},{') + 1)}]`;
+    assert.equal(isBridgeEcho(oneTask, bridgeCallsIn(oneTask, BOTH)!), true, 'an array of one: its call is numbered too');
+    assert.equal(isBridgeEcho(oneTask, [{ id: bridgeCallsIn(oneTask, BOTH)![0]!.id.slice(0, -2) }]), false);
     assert.equal(isBridgeEcho(WRITE, [{ id: 'call_bridge_000000000000' }]), false, 'another envelope');
     assert.equal(isBridgeEcho(`${WRITE} Done.`, [{ id: WRITE_ID }]), false);
     assert.equal(isBridgeEcho(WRITE, [{ id: WRITE_ID }, { id: 'call_1' }]), false);
@@ -108,6 +111,18 @@ describe('BridgeFollower: delta by delta, the calls at the delta that completes 
     assert.deepEqual(follow(fenced).at(-1), [{ id: WRITE_ID, name: 'write' }]);
     assert.deepEqual(follow(pieces(TASKS, 9)).at(-1)?.length, 2);
     assert.deepEqual(follow(pieces(TASKS, 9), { ...BOTH, arrays: false }), Array(Math.ceil(TASKS.length / 9)).fill(undefined));
+  });
+  test("a fence is read at its first closing line, wherever the deltas cut, leading space and a space-only piece included; space after an envelope is trim()'s", () => {
+    for (const deltas of [
+      [`\`\`\`json\n${WRITE}\n\`\`\``],
+      ['\n```', '\n', ' ', WRITE, '\n``', '`\n'],
+      ['```JSON', `\n${WRITE}\n\`\`\``],
+    ]) {
+      assert.deepEqual(follow(deltas).filter(Boolean), [[{ id: WRITE_ID, name: 'write' }]], JSON.stringify(deltas));
+    }
+    // A fence of something else: read once at its close, and nothing after it is an envelope.
+    assert.deepEqual(follow(['```python\nprint(1)\n```', `\n\`\`\`json\n${WRITE}\n\`\`\``]), [undefined, undefined]);
+    assert.deepEqual(follow([`${WRITE}\u00a0\ufeff`]), [[{ id: WRITE_ID, name: 'write' }]]);
   });
   test('prose, or text after a whole JSON value, is never an envelope', () => {
     assert.deepEqual(follow(['Sure. ', WRITE]), [undefined, undefined]);
