@@ -404,6 +404,8 @@ export class BranchStore {
    */
   evict(anchorPrefix: string, now: number): number {
     if (anchorPrefix === '') throw new Error('evict: empty anchor prefix; use forgetAll() to drop everything');
+    // A store that replaces this one knows no anchors: it refuses what every turn started by then records.
+    this.#lastForgetAt = Math.max(now, this.#lastForgetAt ?? now);
     this.#evictedAt.delete(anchorPrefix);
     this.#evictedAt.set(anchorPrefix, now);
     if (this.#evictedAt.size > MAX_EVICTED_ANCHORS) this.#evictedAt.delete(this.#evictedAt.keys().next().value!);

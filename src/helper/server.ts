@@ -495,9 +495,14 @@ export class HelperServer {
         return this.store.record({ ...record, added: staged.length === 0 ? added : Buffer.concat([...staged, added]) }, conn.id);
       }
       case 'evict': {
-        if (request.anchorPrefix !== undefined) return { evicted: this.store.evict(request.anchorPrefix, monotonicMs()) };
         if (request.anchor !== undefined) return { evicted: this.store.evictBranch(request.anchor, request.chatId!) };
-        const evicted = request.all ? this.store.forgetAll(monotonicMs()) : this.store.evictChat(request.chatId!, monotonicMs());
+        const now = monotonicMs();
+        const evicted =
+          request.anchorPrefix !== undefined
+            ? this.store.evict(request.anchorPrefix, now)
+            : request.all
+              ? this.store.forgetAll(now)
+              : this.store.evictChat(request.chatId!, now);
         this.#noteForgot();
         return { evicted };
       }

@@ -324,4 +324,19 @@ describe('a conversation evicted while a turn of it runs', () => {
     assert.match((await slow).stderr, new RegExp(`not recorded: chat ${chatId} was forgotten`));
     assert.notEqual(c.lastInvocation().chatId, chatId, 'a new chat');
   });
+
+  test('evict <anchor>, then the helper stopped before the running turn records: the helper it starts again refuses it too', async (t) => {
+    const env = world();
+    const { c } = await cached(env, 'alpha');
+    const anchor = c.lastTrace().anchor as string;
+    c.messages.push({ role: 'user', content: 'remember: gamma' });
+    const gate = startGate(t);
+    const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
+    await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
+    assert.equal((await runCli(['evict', anchor], { env })).code, 0);
+    // Its forgot-by note counts once its process is gone: the new helper knows no anchor, so it refuses every turn started by then.
+    assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
+    await recordedNothing(env, c, slow, gate, 'its record was refused by the next helper');
+    assert.match((await slow).stderr, /not recorded: the turn of chat \S+ started before every chat was forgotten/);
+  });
 });

@@ -62,7 +62,7 @@ describe('the client, against an in-process helper', () => {
     assert.ok((await client.record(sampleRecord({ chatId: 'chat-late' }))).recorded);
   });
 
-  test('a helper notes when it last forgot chats as it forgets (a mark once it is gone); one that forgot nothing notes nothing', async (t) => {
+  test('a helper notes when it last forgot chats as it forgets (a mark once it is gone), an evicted conversation included; one that forgot nothing notes nothing', async (t) => {
     const { env } = await inProcess(t, false);
     const paths = runtimePaths(env);
     const note = path.join(paths.dir, `forgot-by.${process.pid}`);
@@ -73,12 +73,14 @@ describe('the client, against an in-process helper', () => {
     const client = await HelperClient.connect(paths.socket);
     t.after(() => client.close());
     assert.ok((await client.record(sampleRecord())).recorded);
-    await client.evict({ anchorPrefix: ANCHOR.slice(0, 8) });
-    assert.equal(fs.existsSync(note), false, 'an evicted conversation is no chat continued elsewhere');
+    assert.equal(fs.existsSync(note), false, 'nothing forgotten yet');
     const before = monotonicMs();
+    await client.evict({ anchorPrefix: ANCHOR.slice(0, 8) });
+    const evicted = noted();
+    assert.ok(evicted >= before && evicted <= monotonicMs(), 'dated when it forgot');
     await client.evict({ chatId: 'chat-continued' });
     const first = noted();
-    assert.ok(first >= before && first <= monotonicMs(), 'dated when it forgot');
+    assert.ok(first >= evicted, 'and again at the next forget');
     await client.evict({ all: true });
     assert.ok(noted() > first, 'and again at the next forget');
     await started.server.close();

@@ -545,11 +545,12 @@ describe('evictChat: a chat the caller continued itself', () => {
     assert.equal(store.list().length, 1);
   });
 
-  test('says when it last forgot a chat (what a store replacing it must refuse), by either way of forgetting', () => {
+  test('says when it last forgot a chat (what a store replacing it must refuse), by every way of forgetting', () => {
     const { store } = clocked();
     recorded(store, rec({ chatId: 'one' }));
-    store.evict(A.slice(0, 8), 0);
-    assert.equal(store.lastForgetAt, undefined, 'an evicted anchor is no chat continued elsewhere');
+    assert.equal(store.lastForgetAt, undefined);
+    store.evict(A.slice(0, 8), 1);
+    assert.equal(store.lastForgetAt, 1, 'a store that knows no anchors refuses what turns running then record');
     store.evictChat('one', 5);
     assert.equal(store.lastForgetAt, 5);
     store.forgetAll(3);
