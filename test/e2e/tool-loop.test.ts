@@ -5,15 +5,21 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, runCli, sandboxEnv, scriptAgent, tempDir } from '../support/cli.js';
 import { STREAM_ARGS } from '../support/conversation.js';
+import { readJsonLines } from '../support/json-lines.js';
 import { helperPids } from '../support/processes.js';
 import { CLOSING, WRITE_BRIDGE } from '../fixtures/opencode-caller/layout.js';
 
 const CHAT = 'c6b62c6f-7ead-4fd6-9922-e952131177ff';
+/** The trace of a first request that went fresh and a second that resumed it: decision, reason, failure. */
+const FRESH_THEN_RESUMED = [
+  ['fresh', 'no-entry', null],
+  ['resume-delta', 'delta', null],
+];
 
 /**
  * A cursor-agent that answers a fresh chat with a little text and a read tool call, then
@@ -119,16 +125,10 @@ describe('the tool-loop handover', () => {
     assert.equal(t1.code, 143, `the killed run exits as cursor-agent did, 128 + SIGTERM: ${t1.stderr}`);
     assert.match(t1.stdout, /"type":"tool_call"/);
     assert.equal(t2.code, 0, t2.stderr);
-    const traces = readFileSync(trace, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const traces = readJsonLines<Record<string, unknown>>(trace);
     assert.deepEqual(
       traces.map((t) => [t.decision, t.reason, t.failure]),
-      [
-        ['fresh', 'no-entry', null],
-        ['resume-delta', 'delta', null],
-      ],
+      FRESH_THEN_RESUMED,
     );
     assert.equal(traces[1]!.chatId, CHAT);
     // The first run found no helper: the one it needed at its tool call was the shell it held while cursor-agent
@@ -136,10 +136,7 @@ describe('the tool-loop handover', () => {
     const helpers = helperPids(env.CURSOR_RESUME_RUNTIME_DIR!);
     assert.equal(helpers.length, 1);
     assert.match(readlinkSync(`/proc/${helpers[0]}/fd/0`), /^socket:\[\d+\]$/);
-    const stdins = readFileSync(log, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as string);
+    const stdins = readJsonLines<string>(log);
     assert.equal(
       stdins[1],
       'tool_call(id: call_1, name: read, args: {"path":"notes.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\n42\n\nThe above tool calls have been executed. Continue your response based on these results.',
@@ -186,21 +183,12 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
     assert.equal((await first.ended).code, 143);
     const t2 = await next;
     assert.equal(t2.code, 0, t2.stderr);
-    const traces = readFileSync(trace, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const traces = readJsonLines<Record<string, unknown>>(trace);
     assert.deepEqual(
       traces.map((t) => [t.decision, t.reason, t.failure]),
-      [
-        ['fresh', 'no-entry', null],
-        ['resume-delta', 'delta', null],
-      ],
+      FRESH_THEN_RESUMED,
     );
-    const stdins = readFileSync(log, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as string);
+    const stdins = readJsonLines<string>(log);
     // As the plugin's own delta: its bridge instructions, the call alone, its result, the closing line.
     assert.equal(stdins[1], `${WRITE_BRIDGE}\n\n${withWrite.slice(withWrite.indexOf('ASSISTANT: '))}`);
   });

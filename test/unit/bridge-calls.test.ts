@@ -142,6 +142,13 @@ describe('the stream tap follows a bridge envelope as the plugin reads it', () =
     return tap;
   };
   const halves = [delta(WRITE.slice(0, 20)), delta(WRITE.slice(20))];
+  const started = line({
+    type: 'tool_call',
+    subtype: 'started',
+    call_id: 'c1',
+    tool_call: { readToolCall: { args: {} } },
+    session_id: 's',
+  });
 
   test('the delta that completes it makes the calls; the final flush repeating it changes nothing', () => {
     assert.equal(tapOf(BOTH, halves[0]!).bridgeCalls, undefined, 'half an envelope is no call yet');
@@ -151,13 +158,6 @@ describe('the stream tap follows a bridge envelope as the plugin reads it', () =
   });
   test('text, a tool call or other events after it go past the calls; a request without the bridge makes none', () => {
     assert.equal(tapOf(BOTH, ...halves, delta(' Done.')).pastCalls, true);
-    const started = line({
-      type: 'tool_call',
-      subtype: 'started',
-      call_id: 'c1',
-      tool_call: { readToolCall: { args: {} } },
-      session_id: 's',
-    });
     const after = tapOf(BOTH, ...halves, started);
     assert.equal(after.pastCalls, true);
     assert.deepEqual(after.toolCalls, [], 'the calls stay the bridge’s');
@@ -172,13 +172,6 @@ describe('the stream tap follows a bridge envelope as the plugin reads it', () =
     assert.deepEqual([capped.bridgeCalls?.length, capped.pastCalls, capped.replyText], [1, true, undefined]);
   });
   test('after a real tool call an envelope is text: the plugin has already ended the run at that call', () => {
-    const started = line({
-      type: 'tool_call',
-      subtype: 'started',
-      call_id: 'c1',
-      tool_call: { readToolCall: { args: {} } },
-      session_id: 's',
-    });
     assert.equal(tapOf(BOTH, started, ...halves).bridgeCalls, undefined);
   });
 });
