@@ -89,14 +89,13 @@ export class BridgeFollower {
   /** A fence's first line has ended, and text (not only space) has followed it. */
   #fenceBody = false;
   #bodyBegun = false;
-  /** The reply's last characters: looking at the end of the whole reply (a rope of deltas) would flatten it. */
+  /** A fence's last characters: looking at the end of the whole reply (a rope of deltas) would flatten it. */
   #tail = '';
 
   constructor(private readonly offer: BridgeOffer) {}
 
   /** `delta` has just been added to the reply, which is now `text`: the calls, if it completed an envelope. */
   push(delta: string, text: string): ReplyToolCall[] | undefined {
-    this.#tail = (this.#tail + delta).slice(-TAIL);
     let from = 0;
     if (this.#state === 'undecided') {
       from = delta.search(/\S/);
@@ -137,6 +136,7 @@ export class BridgeFollower {
    */
   #fence(delta: string, from: number, text: string): ReplyToolCall[] | undefined {
     let rest = from > 0 ? delta.slice(from) : delta;
+    this.#tail = (this.#tail + rest).slice(-TAIL);
     if (!this.#fenceBody) {
       const lineEnd = rest.indexOf('\n');
       if (lineEnd < 0) return undefined;
