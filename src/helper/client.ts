@@ -451,13 +451,15 @@ export class HelperClient {
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= 8.64e15;
 
 /** A branch as the run path relies on it (a summary and its prefix hash): whatever else comes over the socket is a bad reply, never a crash. */
-const isBranch = (value: unknown): value is Branch =>
-  isSummary(value) && typeof (value as { prefix?: unknown }).prefix === 'string' && /^[0-9a-f]{32}$/.test((value as Branch).prefix);
+function isBranch(value: unknown): value is Branch {
+  if (!isSummary(value)) return false;
+  const { prefix } = value as { prefix?: unknown };
+  return typeof prefix === 'string' && /^[0-9a-f]{32}$/.test(prefix);
+}
 
 /** A branch as inspect shows it (every field it prints): anything else is a bad reply, never a crash. */
-function isSummary(value: unknown): value is BranchSummary {
-  if (!isJsonObject(value)) return false;
-  const b = value;
+function isSummary(b: unknown): b is BranchSummary {
+  if (!isJsonObject(b)) return false;
   return (
     typeof b.anchor === 'string' &&
     typeof b.chatId === 'string' &&
@@ -483,9 +485,8 @@ const isLimits = (value: unknown): value is HelperLimits =>
   [value.ttlMs, value.maxEntries, value.idleMs, value.connectionIdleMs, value.maxRequestBytes, value.maxConnections].every(isCount);
 
 /** The helper's figures as `helper status` shows them. */
-function isStats(value: unknown): value is StatsReply {
-  if (!isJsonObject(value)) return false;
-  const s = value;
+function isStats(s: unknown): s is StatsReply {
+  if (!isJsonObject(s)) return false;
   return (
     isCount(s.pid) &&
     typeof s.version === 'string' &&
