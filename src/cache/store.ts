@@ -98,7 +98,7 @@ export class BranchStore {
   readonly #evictedAt = new Map<string, number>();
   /** The latest time of forgetAll() or forgetBefore(): a turn started by then may have used a chat forgotten since. */
   #allForgottenAt: number | undefined;
-  /** When a chat was last forgotten (evictChat, forgetAll, forgetBefore): only a turn started by then can have read one. */
+  /** When a chat was last forgotten (evict, evictChat, forgetAll, forgetBefore): only a turn started by then can have read one. */
   #lastForgetAt: number | undefined;
   /** branch key → the holder of its lease. */
   readonly #leases = new Map<string, string>();
