@@ -55,9 +55,13 @@ export interface RecordInput extends Omit<BranchRecord, 'bytesSaved'> {
 export type LeaseRefusal = 'busy' | 'stale' | 'gone';
 export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long' | 'forgotten';
 
-/** How many chats forgotten by evict(), evictChat(), forgetAll() and forgetBefore() are remembered as such (oldest dropped first): a few KiB each thousand. */
+/**
+ * How many chats forgotten by evict(), evictChat(), forgetAll() and forgetBefore() are remembered
+ * as such (a few KiB each thousand). The oldest is dropped first, its time then refusing every
+ * turn started by it (see #remember).
+ */
 export const MAX_FORGOTTEN_CHATS = 1024;
-/** How many evicted anchor prefixes are remembered with their time (oldest dropped first). */
+/** How many evicted anchor prefixes are remembered with their time (oldest dropped first, as a chat forgotten is). */
 export const MAX_EVICTED_ANCHORS = 256;
 
 export type LeaseResult = { granted: true; branch: Branch } | { granted: false; reason: LeaseRefusal; message: string };
@@ -91,12 +95,12 @@ export class BranchStore {
   /**
    * Chats forgotten because a caller continued them itself (evictChat, forgetAll), or a mark said
    * one may have been (forgetBefore), or their conversation was evicted (evict): never recorded
-   * again, so that a turn that read one before it was forgotten cannot bring it back.
+   * again, so that a turn that read one before it was forgotten cannot bring it back; with when.
    */
-  readonly #forgotten = new Set<string>();
+  readonly #forgotten = new Map<string, number>();
   /** Anchor prefixes evicted, and when: a turn of such a conversation started by then records nothing. */
   readonly #evictedAt = new Map<string, number>();
-  /** The latest time of forgetAll() or forgetBefore(): a turn started by then may have used a chat forgotten since. */
+  /** The latest time of forgetAll(), forgetBefore() or a forget no longer remembered by chat or anchor: a turn started by then may have used a chat forgotten since. */
   #allForgottenAt: number | undefined;
   /** When a chat was last forgotten (evict, evictChat, forgetAll, forgetBefore): only a turn started by then can have read one. */
   #lastForgetAt: number | undefined;
@@ -293,7 +297,7 @@ export class BranchStore {
       return {
         recorded: false,
         reason: 'forgotten',
-        message: `the turn of chat ${input.chatId} started before every chat was forgotten (a caller continued one it did not name, evict --all, or a helper that had forgotten chats went): its history is not known`,
+        message: `the turn of chat ${input.chatId} started before every chat was forgotten (a caller continued one it did not name, evict --all, a helper that had forgotten chats went, or more chats were forgotten than are remembered one by one): its history is not known`,
       };
     }
     const existing = this.#cache.get(key, { updateAgeOnGet: false });
@@ -406,15 +410,13 @@ export class BranchStore {
     if (anchorPrefix === '') throw new Error('evict: empty anchor prefix; use forgetAll() to drop everything');
     // A store that replaces this one knows no anchors: it refuses what every turn started by then records.
     this.#lastForgetAt = Math.max(now, this.#lastForgetAt ?? now);
-    this.#evictedAt.delete(anchorPrefix);
-    this.#evictedAt.set(anchorPrefix, now);
-    if (this.#evictedAt.size > MAX_EVICTED_ANCHORS) this.#evictedAt.delete(this.#evictedAt.keys().next().value!);
+    this.#remember(this.#evictedAt, anchorPrefix, now, MAX_EVICTED_ANCHORS);
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) {
       if (!anchor.startsWith(anchorPrefix)) continue;
       for (const chatId of [...chatIds]) {
         if (!this.#cache.delete(keyOf(anchor, chatId))) continue;
-        this.#refuseLater(chatId);
+        this.#refuseLater(chatId, now);
         count++;
       }
     }
@@ -432,7 +434,7 @@ export class BranchStore {
    */
   evictChat(chatId: string, now: number): number {
     this.#lastForgetAt = Math.max(now, this.#lastForgetAt ?? now);
-    this.#refuseLater(chatId);
+    this.#refuseLater(chatId, now);
     let count = 0;
     for (const [anchor, chatIds] of [...this.#index]) if (chatIds.has(chatId) && this.#cache.delete(keyOf(anchor, chatId))) count++;
     return count;
@@ -477,11 +479,11 @@ export class BranchStore {
   #forgetBranches(time: number, drops: (value: Stored) => boolean): number {
     this.#allForgottenAt = Math.max(time, this.#allForgottenAt ?? time);
     this.#lastForgetAt = Math.max(time, this.#lastForgetAt ?? time);
-    for (const key of this.#leases.keys()) if (!this.#cache.has(key)) this.#refuseLater(key.slice(key.indexOf('/') + 1));
+    for (const key of this.#leases.keys()) if (!this.#cache.has(key)) this.#refuseLater(key.slice(key.indexOf('/') + 1), time);
     let count = 0;
     for (const [key, value] of [...this.#cache.entries()]) {
       if (!drops(value)) continue;
-      this.#refuseLater(value.chatId);
+      this.#refuseLater(value.chatId, time);
       if (this.#cache.delete(key)) count++;
     }
     return count;
@@ -494,10 +496,22 @@ export class BranchStore {
     return latest;
   }
 
-  #refuseLater(chatId: string): void {
-    this.#forgotten.delete(chatId);
-    this.#forgotten.add(chatId);
-    if (this.#forgotten.size > MAX_FORGOTTEN_CHATS) this.#forgotten.delete(this.#forgotten.values().next().value!);
+  #refuseLater(chatId: string, time: number): void {
+    this.#remember(this.#forgotten, chatId, time, MAX_FORGOTTEN_CHATS);
+  }
+
+  /**
+   * Remembers a forget of `key` (a chat, an anchor prefix) at `time`, as the latest. The oldest
+   * dropped to keep `max` still refuses what it refused: every turn started by its time, the
+   * only ones that can have read what it forgot (at worst, other turns running then go unrecorded).
+   */
+  #remember(forgets: Map<string, number>, key: string, time: number, max: number): void {
+    forgets.delete(key);
+    forgets.set(key, time);
+    if (forgets.size <= max) return;
+    const [oldest, at] = forgets.entries().next().value!;
+    forgets.delete(oldest);
+    this.#allForgottenAt = Math.max(at, this.#allForgottenAt ?? at);
   }
 
   /** Live branches, most recently used first. Does not change recency. */

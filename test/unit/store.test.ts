@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SEED_LIMITS, clampLimits, envLimits, lowered } from '../../src/cache/limits.js';
-import { BranchStore, MAX_FORGOTTEN_CHATS } from '../../src/cache/store.js';
+import { BranchStore, MAX_EVICTED_ANCHORS, MAX_FORGOTTEN_CHATS } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
 import { DIGEST_BYTES, MAX_KNOWN_MESSAGES } from '../../src/cache/known.js';
 import { ANCHOR, DIGEST, storeRecord } from '../support/records.js';
@@ -565,6 +565,30 @@ describe('evictChat: a chat the caller continued itself', () => {
     assert.ok(store.record(rec({ chatId: 'chat-0' })).recorded);
     assert.equal(store.record(rec({ chatId: 'chat-1' })).recorded, false);
     assert.equal(store.record(rec({ chatId: `chat-${MAX_FORGOTTEN_CHATS}` })).recorded, false);
+  });
+
+  test('a chat dropped from those still refuses the turns started by its forget: one that leased it cannot bring it back', () => {
+    const { store } = clocked();
+    const one = recorded(store, rec({ chatId: 'one', startedAt: 10 }));
+    assert.ok(store.lease(A, 'one', one.version, 'h1').granted); // a turn of it, started at 20
+    store.evictChat('one', 30); // the caller continues the chat itself
+    for (let i = 0; i < MAX_FORGOTTEN_CHATS; i++) store.evictChat(`other-${i}`, 40 + i);
+    // On its base, then whole as a client sends it after 'gone'.
+    for (const late of [rec({ chatId: 'one', baseVersion: one.version, startedAt: 20 }), rec({ chatId: 'one', startedAt: 20 })]) {
+      const refused = store.record(late, 'h1');
+      assert.equal(!refused.recorded && refused.reason, 'forgotten', "the chat holds the caller's turn");
+      assert.match(!refused.recorded ? refused.message : '', /more chats were forgotten than are remembered one by one/);
+    }
+    assert.ok(store.record(rec({ chatId: 'one', startedAt: 31 })).recorded, 'a turn started after that forget records');
+  });
+
+  test('so does an evicted conversation dropped from those remembered: a turn of it started by then records nothing', () => {
+    const { store } = clocked();
+    store.evict(A.slice(0, 8), 30);
+    for (let i = 0; i < MAX_EVICTED_ANCHORS; i++) store.evict(`e${i.toString(16).padStart(7, '0')}`, 40 + i);
+    const fresh = store.record(rec({ chatId: 'new', startedAt: 30 }));
+    assert.equal(!fresh.recorded && fresh.reason, 'forgotten');
+    assert.ok(store.record(rec({ chatId: 'new', startedAt: 31 })).recorded);
   });
 });
 
