@@ -4,15 +4,16 @@
 // leaves a mark in the runtime dir: a time on the monotonic clock before which no turn
 // may record. And what a helper forgot lives in its memory, yet a turn that read a
 // forgotten chat may outlive the helper and record through the next one: so a helper
-// notes when it last forgot in `forgot-by.<pid>`, which counts as a mark once that process
-// is gone (stopped, replaced, killed). A helper takes the marks as it begins to listen,
-// before any record can reach it, and at each sweep. A mark holds a time and the boot it
-// counts from, never a chat ID: the cache stays in memory.
+// notes when it last forgot in `forgot-by.<pid>`, which counts as a mark for any other
+// helper that takes marks, whether that process is gone (stopped, killed) or lingers
+// (replaced while stalled, or in its last second): only the helper that serves the socket
+// takes marks, and one replaced must not take its forgets with it. A helper takes the marks
+// as it begins to listen, before any record can reach it, and at each sweep. A mark holds a
+// time and the boot it counts from, never a chat ID: the cache stays in memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { monotonicMs } from '../monotonic.js';
-import { alive } from './alive.js';
 import type { RuntimePaths } from './paths.js';
 
 const MARK_PREFIX = 'forget-before.';
@@ -59,23 +60,18 @@ function readMark(file: string): number | 'garbled' | 'void' {
   }
 }
 
-/** Whether the helper of pid `pid` is gone (exited, a zombie included; never this process). */
-function gone(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    return !alive(pid);
-  } catch {
-    return false; // cannot tell: its note waits
-  }
-}
-
 const isMark = (name: string): boolean => name.startsWith(MARK_PREFIX);
 
-/** A mark, or the note of a helper that is gone. */
-function isMarkOrGoneNote(name: string): boolean {
-  const note = NOTE.exec(name);
-  return isMark(name) || (note !== null && gone(Number(note[1])));
-}
+/**
+ * A mark, or another helper's note; this process's own too as it starts (it has forgotten
+ * nothing yet: a note with its pid is a gone helper's whose pid came back).
+ */
+const isMarkOrTheirNote =
+  (starting: boolean) =>
+  (name: string): boolean => {
+    const note = NOTE.exec(name);
+    return isMark(name) || (note !== null && (starting || Number(note[1]) !== process.pid));
+  };
 
 /** The runtime dir's files whose names `keep` picks, as paths. */
 function listed(paths: RuntimePaths, keep: (name: string) => boolean): string[] {
@@ -133,17 +129,21 @@ export function removeMark(file: string): void {
 }
 
 /**
- * Takes (reads and removes) every mark, and every note of a helper that is gone: the latest time they refuse, at most the clock's
+ * Takes (reads and removes) every mark, and every other helper's note (`starting`: this process's
+ * too, see isMarkOrTheirNote): the latest time they refuse, at most the clock's
  * reading once they are read; undefined when there is none. A mark not written whole or
  * not a plain file counts as now, and so does one dated after now where the system names
  * no boot (left from before the machine's last start, when the clock began anew): refusing
  * every turn already running costs at most their next turns' resume. A mark of another boot
  * is removed and counts for nothing: its turns ended with that boot.
  */
-export function takeForgetMarks(paths: RuntimePaths, clock: () => number = monotonicMs): number | undefined {
+export function takeForgetMarks(
+  paths: RuntimePaths,
+  { starting = false, clock = monotonicMs }: { starting?: boolean; clock?: () => number } = {},
+): number | undefined {
   let files: string[];
   try {
-    files = listed(paths, isMarkOrGoneNote);
+    files = listed(paths, isMarkOrTheirNote(starting));
   } catch (error) {
     // No folder, no marks; one that cannot be read (EMFILE...) may hold some: every turn running now is refused.
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : clock();

@@ -200,7 +200,7 @@ export class HelperServer {
     this.#socketId = { dev: stat.dev, ino: stat.ino };
     // Marks left while no helper ran, taken now that one listens (a line that finds none
     // after marking finds us): nothing between here and the first request yields to them.
-    this.#takeMarks();
+    this.#takeMarks(true);
     this.#server.on('error', () => {
       // Accept errors (EMFILE...) must not kill the helper; the client retries or goes fresh.
     });
@@ -251,8 +251,8 @@ export class HelperServer {
   }
 
   /** Takes the marks in the runtime dir (forget-marks.ts): what turns started by the latest one's time did is forgotten. */
-  #takeMarks(): void {
-    const time = takeForgetMarks(this.paths);
+  #takeMarks(starting = false): void {
+    const time = takeForgetMarks(this.paths, { starting });
     if (time === undefined) return;
     this.store.forgetBefore(time);
     this.#noteForgot();
@@ -278,8 +278,8 @@ export class HelperServer {
       void this.close('socket-taken');
       return;
     }
-    // Notes of helpers gone since (replaced, stopped, killed), and a mark a line left as we began to
-    // listen. Cheap when there is none: one read of a small folder a second.
+    // Notes of other helpers written since (replaced, stopped, killed), and a mark a line left as we
+    // began to listen. Cheap when there is none: one read of a small folder a second.
     this.#takeMarks();
     if (this.#connections.size > 0 || this.store.size > 0) {
       this.#idleSince = undefined;

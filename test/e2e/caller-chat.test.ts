@@ -5,12 +5,13 @@
 // stand-in, whose chats really remember.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { STAND_IN, runCli, startGate, tempDir, type RunResult } from '../support/cli.js';
+import { STAND_IN, runCli, scriptAgent, startGate, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
+import { alive } from '../../src/helper/alive.js';
 import { helperPids, waitFor } from '../support/processes.js';
 
 const world = worlds();
@@ -219,6 +220,46 @@ describe('a chat the caller continues itself is forgotten', () => {
       [],
       'that helper took the marks',
     );
+  });
+
+  test('nor when the helper that forgot it stalls (SIGSTOP) and is replaced: the helper that takes the hand-off refuses it', async (t) => {
+    const env = world();
+    const b = new Conversation(env);
+    b.messages.push({ role: 'user', content: 'remember: beta' });
+    // A first turn with no helper running, which hands its record to a helper it starts at its end.
+    // Its cursor-agent has answered (the chat exists and holds the turn), but its output comes late.
+    const gate = join(tempDir('cr-gate-'), 'open');
+    t.after(() => writeFileSync(gate, ''));
+    const agent = scriptAgent(
+      'cursor-agent',
+      `#!/bin/sh\nout=$("${STAND_IN}" "$@")\nwhile [ ! -e "${gate}" ]; do sleep 0.05; done\nprintf '%s\\n' "$out"\n`,
+    );
+    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_RESUME_AGENT: agent } });
+    await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 1);
+    const chatId = b.lastInvocation().chatId!;
+    // Meanwhile another conversation starts a helper, which the caller's line then tells to forget that chat.
+    const a = new Conversation(env);
+    assert.equal((await a.turn('remember: alpha')).code, 0);
+    const [first] = helperPids(env.CURSOR_RESUME_RUNTIME_DIR!);
+    t.after(() => alive(first!) && process.kill(first!, 'SIGKILL'));
+    const own = await runCli(
+      ['--print', '--output-format', 'text', '--workspace', b.workspace, '--resume', chatId, 'remember: the caller'],
+      {
+        env: b.env,
+      },
+    );
+    assert.equal(own.code, 0, own.stderr);
+    // That helper stalls, and the next turn replaces it: it lives on, stopped, its note of the forget still there.
+    process.kill(first!, 'SIGSTOP');
+    assert.equal((await a.turn('remember: gamma')).code, 0);
+    assert.notDeepEqual(helperPids(env.CURSOR_RESUME_RUNTIME_DIR!), [first], 'another helper serves now');
+    // The first turn ends, and hands over the record of a turn that started before its chat was continued.
+    writeFileSync(gate, '');
+    const late = await slow;
+    assert.equal(late.code, 0, late.stderr);
+    b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
+    assert.equal((await b.turn('next')).code, 0);
+    assert.equal(b.lastTrace().reason, 'no-entry', "a delta would skip the caller's turn the chat holds");
   });
 
   test('a line that continues a chat before any turn has run makes no runtime folder', async () => {

@@ -23,9 +23,9 @@ test('the latest mark is taken, and every mark removed', () => {
   markForgetAll(p, 200.5);
   // Written by another line at once, so not made redundant by the first.
   fs.writeFileSync(path.join(p.dir, 'forget-before.other'), mark(100));
-  assert.equal(takeForgetMarks(p, at(1_000)), 200.5);
+  assert.equal(takeForgetMarks(p, { clock: at(1_000) }), 200.5);
   assert.deepEqual(files(p.dir), ['helper.lock'], 'the marks are gone, nothing else');
-  assert.equal(takeForgetMarks(p, at(1_000)), undefined, 'nothing left to take');
+  assert.equal(takeForgetMarks(p, { clock: at(1_000) }), undefined, 'nothing left to take');
 });
 
 test('a line removes the marks its own makes redundant, never a later one nor one not written whole', () => {
@@ -45,24 +45,24 @@ test('a mark not written whole, or dated after now (from before the machine star
   for (const text of ['', '12', mark(12).slice(0, -1), mark('12ab'), mark(-5), mark('1e3'), ` ${mark(7)}`, `${mark(7)}\n`, '7\n']) {
     const p = paths();
     fs.writeFileSync(path.join(p.dir, 'forget-before.x'), text);
-    assert.equal(takeForgetMarks(p, at(1_000)), 1_000, JSON.stringify(text));
+    assert.equal(takeForgetMarks(p, { clock: at(1_000) }), 1_000, JSON.stringify(text));
   }
   const p = paths();
   markForgetAll(p, 5_000);
-  assert.equal(takeForgetMarks(p, at(1_000)), 1_000);
+  assert.equal(takeForgetMarks(p, { clock: at(1_000) }), 1_000);
 });
 
 test('a mark that is no plain file is not read (a FIFO would hold the start) and refuses every turn running now', () => {
   const fifo = paths();
   execFileSync('mkfifo', [path.join(fifo.dir, 'forget-before.fifo')]);
-  assert.equal(takeForgetMarks(fifo, at(1_000)), 1_000);
+  assert.equal(takeForgetMarks(fifo, { clock: at(1_000) }), 1_000);
   assert.deepEqual(files(fifo.dir), []);
 
   const link = paths();
   const target = path.join(tempDir('cr-outside-'), 'early');
   fs.writeFileSync(target, mark(5));
   fs.symlinkSync(target, path.join(link.dir, 'forget-before.link'));
-  assert.equal(takeForgetMarks(link, at(1_000)), 1_000, 'not the time it leads to');
+  assert.equal(takeForgetMarks(link, { clock: at(1_000) }), 1_000, 'not the time it leads to');
   assert.deepEqual(files(link.dir), []);
   assert.ok(fs.existsSync(target), 'only the link is removed');
 });
@@ -71,36 +71,40 @@ test('a mark of another boot counts for nothing (its turns ended with it), and g
   const p = paths();
   const other = BOOT.replace(/[0-9a-f]/, (c) => (c === '0' ? '1' : '0'));
   fs.writeFileSync(path.join(p.dir, 'forget-before.old'), mark(500, other));
-  assert.equal(takeForgetMarks(p, at(1_000)), undefined);
+  assert.equal(takeForgetMarks(p, { clock: at(1_000) }), undefined);
   assert.deepEqual(files(p.dir), []);
   fs.writeFileSync(path.join(p.dir, 'forget-before.old'), mark(900, other));
   markForgetAll(p, 100);
   assert.equal(files(p.dir).length, 1, 'a line removes it too, whatever its time');
-  assert.equal(takeForgetMarks(p, at(1_000)), 100);
+  assert.equal(takeForgetMarks(p, { clock: at(1_000) }), 100);
 });
 
 test('a mark that cannot be removed (a folder) is not counted: it would refuse every turn at every sweep', () => {
   const p = paths();
   fs.mkdirSync(path.join(p.dir, 'forget-before.dir'));
-  assert.equal(takeForgetMarks(p, at(1_000)), undefined);
+  assert.equal(takeForgetMarks(p, { clock: at(1_000) }), undefined);
   assert.deepEqual(files(p.dir), ['forget-before.dir']);
 });
 
 test('a runtime dir that cannot be listed may hold marks: every turn running now is refused', () => {
   const file = path.join(tempDir('cr-forget-'), 'not-a-dir');
   fs.writeFileSync(file, '');
-  assert.equal(takeForgetMarks(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: file }), at(1_000)), 1_000);
+  assert.equal(takeForgetMarks(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: file }), { clock: at(1_000) }), 1_000);
 });
 
-test("a helper's note counts as a mark once its process is gone, not before", () => {
+test("another helper's note counts as a mark, its process gone or not; a helper's own only as it starts", () => {
   const p = paths();
   // A process that has exited: its pid is free (and, this soon, not reused).
   const dead = spawnSync(process.execPath, ['-e', '']).pid!;
   fs.writeFileSync(path.join(p.dir, `forgot-by.${dead}`), mark(300));
   fs.writeFileSync(path.join(p.dir, `forgot-by.${process.pid}`), mark(900));
-  fs.writeFileSync(path.join(p.dir, `forgot-by.${process.ppid}`), mark(900));
-  assert.equal(takeForgetMarks(p, at(1_000)), 300);
-  assert.deepEqual(files(p.dir), [`forgot-by.${process.pid}`, `forgot-by.${process.ppid}`].sort(), 'the living keep theirs');
+  // A helper replaced while it lingers (stopped, or in its last second) must not take its forgets with it.
+  fs.writeFileSync(path.join(p.dir, `forgot-by.${process.ppid}`), mark(600));
+  assert.equal(takeForgetMarks(p, { clock: at(1_000) }), 600);
+  assert.deepEqual(files(p.dir), [`forgot-by.${process.pid}`], 'a serving helper keeps its own');
+  // As it starts, a note with its pid is a gone helper's whose pid came back: it has forgotten nothing yet.
+  assert.equal(takeForgetMarks(p, { starting: true, clock: at(1_000) }), 900);
+  assert.deepEqual(files(p.dir), []);
 });
 
 test('a helper that has exited but is not reaped yet (a zombie: its parent, an init, has not waited for it) is gone', async () => {
@@ -112,7 +116,7 @@ test('a helper that has exited but is not reaped yet (a zombie: its parent, an i
   try {
     await waitFor('the child to exit', () => fs.readFileSync(`/proc/${zombie}/stat`, 'latin1').includes(') Z '));
     fs.writeFileSync(path.join(p.dir, `forgot-by.${zombie}`), mark(300));
-    assert.equal(takeForgetMarks(p, at(1_000)), 300);
+    assert.equal(takeForgetMarks(p, { clock: at(1_000) }), 300);
   } finally {
     parent.kill();
   }
@@ -127,8 +131,8 @@ test("noteForgot writes this process's note, rewritten at each forget", () => {
 });
 
 test('no runtime dir, or one without marks: nothing to take', () => {
-  assert.equal(takeForgetMarks(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: '/nonexistent/cr-forget' }), at(1_000)), undefined);
-  assert.equal(takeForgetMarks(paths(), at(1_000)), undefined);
+  assert.equal(takeForgetMarks(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: '/nonexistent/cr-forget' }), { clock: at(1_000) }), undefined);
+  assert.equal(takeForgetMarks(paths(), { clock: at(1_000) }), undefined);
 });
 
 test('any number of marks is taken, each removed (a spread of all their times overflowed the stack)', () => {
@@ -139,7 +143,7 @@ test('any number of marks is taken, each removed (a spread of all their times ov
   const script = `const { takeForgetMarks } = await import(${source('forget-marks.ts')});
     const { runtimePaths } = await import(${source('paths.ts')});
     const paths = runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: ${JSON.stringify(p.dir)} });
-    process.stdout.write(String(takeForgetMarks(paths, () => 1000)));`;
+    process.stdout.write(String(takeForgetMarks(paths, { clock: () => 1000 })));`;
   const child = spawnSync(process.execPath, ['--stack-size=100', '--import', 'tsx', '--input-type=module', '-e', script], {
     encoding: 'utf8',
   });
