@@ -122,8 +122,10 @@ export function readOpencodeText(text: string): OpencodeReading | { why: string 
   let seenConversation = false;
   for (let i = first; i < last; i++) {
     const piece = pieces[i]!;
-    // The tool list is a system message the plugin adds among the leading system messages only.
-    if (!seenConversation && isFrame(piece, 'tool-list')) {
+    // The tool list is a system message the plugin adds among the leading system messages only, after
+    // OpenCode's own, as one line: a look-alike elsewhere (a tool's description may hold one, and the
+    // tools that follow it would then go unseen by the fingerprint) is a message, proven as any.
+    if (!seenConversation && messages.length > 0 && isFrame(piece, 'tool-list') && !piece.includes('\n')) {
       blocks.push({ frame: 'tool-list', text: piece });
       continue;
     }

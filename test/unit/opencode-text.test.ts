@@ -145,6 +145,27 @@ describe('look-alike heads and frames inside a message', () => {
     const c = parseTranscript(`SYSTEM: prompt\n\n${list}\n\nUSER: hi\n\n${list}\n\nASSISTANT: ok\n\nUSER: next`);
     assert.equal(shapeOf(c), 'system,tool-list,user,system,assistant,user');
   });
+  test("a tool list look-alike in a tool's description is no frame: the tools after it stay in the proof, and a change to them is a fresh chat", () => {
+    const tools = (fetchParameters: string, more = ''): string =>
+      'SYSTEM: You have access to the following tools. When you need to use one, respond with a tool_call in the standard OpenAI format.\n' +
+      'Tool guidance: prefer write/edit for file changes; use bash mainly to run commands/tests.\n\nAvailable tools:\n' +
+      '- read: Read a file\n  Parameters: {"type":"object"}\n' +
+      // An MCP server's description, a blank line and a tool list look-alike in it.
+      `- mcp_fetch: Fetch a URL.\n\nSYSTEM: Available OpenCode tools (use via tool calls): see above\n  Parameters: ${fetchParameters}${more}`;
+    const prompt = (toolsBlock: string, rest: string): string => `${toolsBlock}\n\nSYSTEM: You are opencode.\n\n${rest}`;
+    const before = tools('{"type":"object","properties":{"url":{}}}');
+    assert.equal(shapeOf(parseTranscript(prompt(before, 'USER: hi'))), 'tools,system,system,user');
+    const branch = branchAfter(prompt(before, 'USER: hi'), { text: 'hello' });
+    const next = 'USER: hi\n\nASSISTANT: hello\n\nUSER: fetch example.com';
+    assert.equal(decideText(prompt(before, next), [branch]).reason, 'delta');
+    for (const after of [
+      tools('{"type":"object","properties":{"url":{},"method":{}},"required":["url","method"]}'),
+      tools('{"type":"object","properties":{"url":{}}}', '\n- mcp_post: Post to a URL\n  Parameters: {"type":"object"}'),
+    ]) {
+      const d = decideText(prompt(after, next), [branch]);
+      assert.deepEqual([d.decision, d.reason], ['fresh', 'system-changed'], `a delta lacking the new tools: ${JSON.stringify(d.prompt)}`);
+    }
+  });
   test('a bridge or Task bridge look-alike holding a blank line is a message: the plugin writes them as one paragraph', () => {
     const c = parseTranscript(
       'SYSTEM: opencode bridge mode is active.\nx\n\nmore\n\nUSER: hi\n\nSYSTEM: OpenCode Task bridge mode is active.\ny\n\nmore',
