@@ -252,7 +252,8 @@ describe('a chat the caller continues itself is forgotten', () => {
     // That helper stalls, and the next turn replaces it: it lives on, stopped, its note of the forget still there.
     process.kill(first!, 'SIGSTOP');
     assert.equal((await a.turn('remember: gamma')).code, 0);
-    assert.notDeepEqual(helperPids(env.CURSOR_RESUME_RUNTIME_DIR!), [first], 'another helper serves now');
+    // Its start may outlast the turn's wait on a loaded machine: it goes on all the same.
+    await waitFor('another helper to start', () => helperPids(env.CURSOR_RESUME_RUNTIME_DIR!).some((pid) => pid !== first));
     // The first turn ends, and hands over the record of a turn that started before its chat was continued.
     writeFileSync(gate, '');
     const late = await slow;
