@@ -150,13 +150,19 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
       failure: kind,
     };
   }
+  // A run we stopped unseen (it answered as another chat, or named none) showed the caller nothing: its own
+  // status means nothing to them. Ended by their signal, the turn ends as cursor-agent signalled before it printed.
+  const unseen = run.stopped === 'session-mismatch' || run.stopped === 'unverified';
+  const callerSignal = run.endedByCaller === 'stdout-closed' ? null : run.endedByCaller;
   const exit = judged.lost
     ? 1
     : run.stopped === 'stdout-closed'
       ? closedStdoutExit()
-      : run.signal
-        ? signalExit(run.signal)
-        : (run.code ?? 1);
+      : unseen && callerSignal !== null
+        ? signalExit(callerSignal)
+        : run.signal
+          ? signalExit(run.signal)
+          : (run.code ?? 1);
   const { tap } = run;
   const handover = handedOver(run, plan);
   const failure = handover ? null : judged.failure;

@@ -684,6 +684,44 @@ describe('a signal after cursor-agent ended', () => {
   });
 });
 
+describe('a signal between a resume that failed unseen and its retry', () => {
+  test("SIGINT while the chat that answered as another is evicted: no retry, nothing shown, and the signal's status, never a success with no answer", async () => {
+    const real = world();
+    const started = await runCli(['helper', 'start'], { env: real });
+    assert.equal(started.code, 0, started.stderr);
+    let evictSeen: () => void = () => {};
+    const seen = new Promise<void>((resolve) => (evictSeen = resolve));
+    let letGo: () => void = () => {};
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    // The evict waits in a proxy until the caller's signal has landed: no cursor-agent runs then.
+    const proxy = await helperProxy(socketOf(real), async (line) => {
+      if (!line.includes('"op":"evict"')) return;
+      evictSeen();
+      await held;
+    });
+    try {
+      const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir });
+      assert.equal((await c.turn('remember: alpha')).code, 0);
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      // The resumed chat answers as another: stopped unseen, evicted, and retried, unless the caller says stop.
+      const run = spawnCli(STREAM_ARGS, { ...c.env, CURSOR_STAND_IN_MODE: 'session-id=f0f0f0f0-0000-4000-8000-000000000000' });
+      groups.push(run.pid!);
+      run.stdin!.end(c.body());
+      await seen;
+      run.kill('SIGINT');
+      await sleep(100);
+      letGo();
+      const end = await run.closed;
+      assert.equal(c.invocations().length, 2, 'not run again after the signal');
+      assert.equal(run.output.stdout, '', 'the run that answered as another chat is never shown');
+      assert.deepEqual([end.code, end.signal], [130, null], end.stderr);
+    } finally {
+      letGo();
+      await proxy.close();
+    }
+  });
+});
+
 describe('the helper never sees message text', () => {
   test('everything that crosses the socket during real turns is hashes, IDs and counts', async () => {
     const real = world();

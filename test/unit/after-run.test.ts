@@ -104,6 +104,13 @@ describe('judge', () => {
     for (const retryFresh of [true, false]) {
       assert.deepEqual(judge(resumed, facts, { ...OPTIONS, retryFresh }), { next: 'deliver', failure: 'resume', evict: 'chat-1' });
     }
+    // Nothing of it was shown: the turn ends of the caller's signal, not with the status of a run they never saw.
+    for (const code of [0, 1]) {
+      for (const stopped of ['session-mismatch', 'unverified'] as const) {
+        assert.equal(settled(resumed, { ...facts, code, stopped, endedByCaller: 'SIGINT' }).exit, 130);
+        assert.equal(settled(resumed, { ...facts, code, signal: 'SIGTERM', stopped, endedByCaller: 'SIGHUP' }).exit, 129);
+      }
+    }
   });
   test('a fresh run is never retried', () => {
     assert.equal(judge(fresh, run({ wroteOutput: false, code: 1, stderr: 'chat not found' }), OPTIONS).next, 'deliver');
