@@ -415,14 +415,14 @@ function render(view: Explanation): string {
   step(
     'caller chat',
     view.callerResume
-      ? bad('yes: --resume or --continue on the run line; passed on untouched, and a run forgets what the cache held of that chat')
+      ? bad('yes: --resume or --continue on the run line; its line passed on as it is, and a run forgets what the cache held of that chat')
       : 'no',
   );
   step(
     'side call',
     view.sideCall ? bad(`yes: matched /${view.sideCall.pattern}/ at the start of the first ${view.sideCall.role} message`) : 'no',
   );
-  step('anchor', anchor.value ?? bad('none: no real user message'));
+  step('anchor', anchor.value ?? bad(transcript.shape === 'text' ? 'none: plain text is never anchored' : 'none: no real user message'));
   sub('workspace', `${anchor.workspace} (${anchor.workspaceFrom === 'flag' ? 'from --workspace' : `from the ${anchor.workspaceFrom}`})`);
   sub(
     'model',

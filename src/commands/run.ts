@@ -8,12 +8,12 @@ import { UsageError } from '../errors.js';
 import { passthrough } from '../agent/passthrough.js';
 import { HOLD_LIMIT, runAgent, type AgentRun } from '../agent/run-agent.js';
 import { callerReply, type StreamTap } from '../agent/stream-tap.js';
-import { resolveRunSettings, type Settings } from '../config.js';
+import { describeResume, resolveRunSettings, type Settings } from '../config.js';
 import type { HelperClient, TurnRecord } from '../helper/client.js';
 import type { HeldHelper } from '../helper/launcher.js';
 import { parseTranscript } from '../transcript/parse.js';
 import { readStdin } from '../transcript/read-input.js';
-import { judge, settle, type CacheUpdate } from '../turn/after-run.js';
+import { judge, settle, whyNotResumed, type CacheUpdate } from '../turn/after-run.js';
 import { closedStdoutExit, writeStdout } from '../stdout.js';
 import { viewCache } from '../turn/cache-view.js';
 import { chatStoreSeen, goneChats, localContextFor } from '../turn/input.js';
@@ -42,10 +42,11 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     );
   }
   if (caller.dryRun && stdinIsTty) throw new UsageError('--dry-run reads a transcript on stdin: cursor-resume --dry-run < transcript.json');
-  const { settings, ignored, runtimeDirIgnored } = resolveRunSettings(process.env, {
+  const resolved = resolveRunSettings(process.env, {
     ...(caller.verbose ? { verbose: true } : {}),
     ...(caller.trace !== undefined ? { trace: caller.trace } : {}),
   });
+  const { settings, ignored, runtimeDirIgnored } = resolved;
   // A bad setting other than the agent must not stand in the way of cursor-agent: said once, then ignored.
   for (const line of ignored) process.stderr.write(`cursor-resume: ${line}\n`);
   const say = (line: string): void => {
@@ -79,9 +80,11 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
 
   const cache = await viewCache(analysis, context, { mode: caller.dryRun ? 'peek' : 'run', runtimeDirIgnored });
   if (cache.branches === null) say(`running without the cache: ${cache.note}`);
-  else if (cache.reconnect) say(cache.note);
+  else if (cache.reconnect || cache.replaced) say(cache.note);
   const missing = goneChats(context, given, cache.branches);
   const plan = planTurn(analysis, context, { branches: cache.branches, missingChats: missing });
+  // Which setting turned resume off, as inspect --transcript names it: the decision's line says only that one did.
+  if (plan.reason === 'disabled') say(`resume is off: ${describeResume(resolved, process.env).why}`);
 
   if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : closedStdoutExit();
 
@@ -235,6 +238,9 @@ async function runTurn(turn: Turn): Promise<number> {
     const { anchor } = plan;
     const chatId = judged.evict;
     await helper('evict', (c) => c.evict({ anchor, chatId }));
+    // A retry says why itself; a run passed on as it is (shown already, or ended by the caller) says it here.
+    if (judged.next === 'deliver')
+      say(`cursor did not continue chat ${chatId} (${whyNotResumed(run, plan, HOLD_LIMIT)}); its entry is dropped`);
   }
   // A caller's signal once cursor-agent had ended asks us to stop as well: never a run again.
   if (judged.next === 'retry-fresh' && late.signal !== null) {

@@ -113,7 +113,9 @@ export type ConnectFailure =
   /** A helper of another version answers and `start` was false, or another version keeps coming back. */
   | 'version-mismatch'
   | 'start-failed'
-  /** A helper is there but did not answer in time, or refused us. */
+  /** A helper holds the socket but did not answer in time (stopped or wedged), and `start` was false: a run replaces it. */
+  | 'stuck'
+  /** A helper is there but refused us, did not stop when asked, or did not take the lower limits. */
   | 'unavailable'
   /** Nothing answered, and none was started (`defer`). */
   | 'deferred';
@@ -188,7 +190,9 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
     const refused = cannotStart();
     if (refused) return refused;
     if (options.defer) return { ok: false, code: 'deferred', reason: `no helper is running (nothing answers at ${paths.socket})`, paths };
-  } else if (!options.start || first.error.code !== 'timeout') {
+  } else if (first.error.code === 'timeout' && !options.start) {
+    return { ok: false, code: 'stuck', reason: first.error.message, paths };
+  } else if (first.error.code !== 'timeout') {
     // A helper that refuses us (too many connections, ...) or a socket we may not use: starting another would not help.
     return { ok: false, code: 'unavailable', reason: first.error.message, paths };
   } else {
@@ -501,15 +505,28 @@ async function ready(
 }
 
 /**
- * Branches as they will be once a run has lowered the helper's lifetime to what the
- * settings ask: a dry run or an explanation, which change nothing, still plan as that
- * run will (a branch past the lower lifetime is expired).
+ * Branches as they will be once a run has lowered the helper's limits to what the settings
+ * ask (store.lower): a dry run or an explanation, which change nothing, still plan as that
+ * run will. Lowering drops the expired branches, then the live ones past the lower count,
+ * least recently used first (the list's order is most recently used first); a branch past
+ * the lower lifetime is expired.
  */
-export function underSettings<T extends Branch>(branches: T[], hello: HelloReply | undefined, env: NodeJS.ProcessEnv): T[] {
+export async function underSettings<T extends Branch>(
+  client: HelperClient,
+  branches: T[],
+  hello: HelloReply | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<T[]> {
+  const { ttlMs, maxEntries } = limitsBelow(envLimits(env), hello?.limits);
+  if (ttlMs === undefined && maxEntries === undefined) return branches;
+  let kept = branches.filter((b) => b.ttlLeftMs >= 0);
+  if (maxEntries !== undefined && kept.length > 0) {
+    const live = new Set((await client.list()).slice(0, maxEntries).map((b) => `${b.anchor}/${b.chatId}`));
+    kept = kept.filter((b) => live.has(`${b.anchor}/${b.chatId}`));
+  }
   const current = hello?.limits?.ttlMs;
-  const { ttlMs } = limitsBelow(envLimits(env), hello?.limits);
-  if (ttlMs === undefined || typeof current !== 'number') return branches;
-  return branches.map((b) => ({ ...b, ttlLeftMs: b.ttlLeftMs - (current - ttlMs) }));
+  if (ttlMs === undefined || typeof current !== 'number') return kept;
+  return kept.map((b) => ({ ...b, ttlLeftMs: b.ttlLeftMs - (current - ttlMs) }));
 }
 
 /**

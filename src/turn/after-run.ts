@@ -55,7 +55,7 @@ export function failureOf(run: RunFacts, plan: Plan): FailureKind | null {
 const failedOnItsOwn = (run: RunFacts): boolean => run.stopped === null && run.signal === null && run.code !== 0;
 
 /** Why a resumed run did not continue the chat it was given, for a message. */
-function whyNotResumed(run: RunFacts, plan: Plan & { chatId: string }, holdLimit: number): string {
+export function whyNotResumed(run: RunFacts, plan: Plan & { chatId: string }, holdLimit: number): string {
   const id = run.tap.sessionId;
   if (run.stopped === 'unverified') return `its output named no chat in its first ${holdLimit / 1024 / 1024} MiB`;
   if (failedOnItsOwn(run)) return 'a resume error';

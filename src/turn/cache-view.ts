@@ -9,13 +9,15 @@ import type { Analysis } from '../resume/decide.js';
 import { helperEnv } from './helper-env.js';
 import { cacheUse, type TurnContext } from './plan.js';
 
-export type CacheState = 'running' | 'not-running' | 'other-version' | 'unreachable' | 'not-asked';
+export type CacheState = 'running' | 'not-running' | 'other-version' | 'stuck' | 'unreachable' | 'not-asked';
 
 export interface CacheView {
   state: CacheState;
   /** One line for people: what was found, or why the cache was not used. */
   note: string;
   branches: MatchedBranch[] | null;
+  /** The run replaced a helper (stopped or stuck, or of another version), whose cache went with it: the note says so. */
+  replaced: boolean;
   /** A run's open connection, for the lease and the record; the caller closes it. */
   client: HelperClient | null;
   /** No helper ran (its cache would be empty anyway): how a run starts one (the held one, if any) and waits for it, once the turn needs it mid-way. */
@@ -31,6 +33,7 @@ const view = (state: CacheState, note: string, branches: MatchedBranch[] | null,
   note,
   branches,
   client,
+  replaced: false,
   reconnect: null,
   hold: null,
   handOff: null,
@@ -72,13 +75,23 @@ export async function viewCache(
     if (connected.code === 'version-mismatch') {
       return view('other-version', `${connected.reason}: a run replaces it and starts with an empty cache`, []);
     }
+    if (connected.code === 'stuck') return view('stuck', `${connected.reason}; a run does so and starts with an empty cache`, []);
     return view('unreachable', `the helper cannot be reached: ${connected.reason}`, null);
   }
-  const { client, server } = connected;
+  const { client, server, replaced } = connected;
+  // The cache a run found empty was lost with the helper it replaced.
+  const lost =
+    replaced === 'stuck'
+      ? 'replaced a helper that did not answer (stopped or stuck), and its cache with it; '
+      : replaced === 'another-version'
+        ? 'replaced a helper of another version, and its cache with it; '
+        : '';
   try {
-    const branches = run ? await client.lookup(use.anchor, analysis) : underSettings(await client.peek(use.anchor, analysis), server, env);
-    const note = `helper pid ${server.pid}: ${branches.length} ${branches.length === 1 ? 'branch' : 'branches'} for this anchor`;
-    if (run) return view('running', note, branches, client);
+    const branches = run
+      ? await client.lookup(use.anchor, analysis)
+      : await underSettings(client, await client.peek(use.anchor, analysis), server, env);
+    const note = `${lost}helper pid ${server.pid}: ${branches.length} ${branches.length === 1 ? 'branch' : 'branches'} for this anchor`;
+    if (run) return { ...view('running', note, branches, client), replaced: lost !== '' };
     client.close();
     return view('running', note, branches);
   } catch (error) {

@@ -251,6 +251,16 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     }
   });
 
+  test('plain text: its anchor line says why there is none, not that it lacks a user message', async () => {
+    const { env, dir } = await filledCache();
+    // Blocks in the plugin's layout, but not exactly (a tool result without the closing line): plain text.
+    const text = write(dir, 'almost.txt', 'USER: hi\n\nASSISTANT: there\n\nTOOL_RESULT (name: read, call_id: x): out');
+    const r = await cli(['inspect', '--transcript', text], env);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^anchor +none: plain text is never anchored$/m);
+    assert.match(r.stdout, /^decision +fresh \(plain-text\)/m);
+  });
+
   test('resume off: disabled, and the cache is not consulted', async () => {
     const { c, env, dir } = await filledCache();
     c.messages.push({ role: 'user', content: 'next' });

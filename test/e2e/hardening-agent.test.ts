@@ -114,9 +114,10 @@ describe('streams that cannot be trusted are passed through, and never recorded'
   test('a chat ID that changes mid-stream: passed through, the entry dropped, the next turn fresh with everything', async () => {
     const { c, tee } = teeConversation();
     await c.turn('remember: alpha');
-    const t2 = await c.turn('remember: beta', { mode: 'session-id-change' });
+    const t2 = await c.turn('remember: beta', { mode: 'session-id-change', args: [...STREAM_ARGS, '--verbose'] });
     assert.equal(t2.code, 0, t2.stderr);
     assertPassedThrough(digestOf(t2), tee, 'changing ID');
+    assert.match(t2.stderr, /cursor did not continue chat \S+ \(its chat ID changed during the answer\); its entry is dropped/);
     assert.deepEqual(await entries(c.env), [], 'the chat that changed its ID is forgotten');
     await nextTurnKnows(c, ['alpha', 'beta'], 'fresh', 'no-entry');
   });

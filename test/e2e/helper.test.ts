@@ -1475,6 +1475,48 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   assert.deepEqual((await limits()).limits, { ttlMs: 10, maxEntries: 1 }, 'the running helper took the lower limits');
 });
 
+/** `inspect --transcript` and `--dry-run` of the turn `c` holds: the decision/reason each plans. */
+async function planned(c: Conversation, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const inspected = await runCli(['inspect', '--transcript', '-', '--json', '--', ...STREAM_ARGS], { input: c.body(), env });
+  assert.equal(inspected.code, 0, inspected.stderr);
+  const { decision } = JSON.parse(inspected.stdout) as { decision: { decision: string; reason: string } };
+  const dry = JSON.parse((await sendWith(c, ['--dry-run', ...STREAM_ARGS], env)).stdout) as { decision: string; reason: string };
+  return [`${decision.decision}/${decision.reason}`, `${dry.decision}/${dry.reason}`];
+}
+
+/** The turn `c` holds, run with --verbose: its trace's decision/reason, and what it said. */
+async function ran(c: Conversation, env: NodeJS.ProcessEnv): Promise<{ as: string; stderr: string }> {
+  const { stderr } = await sendWith(c, ['--verbose', ...STREAM_ARGS], env);
+  return { as: `${c.lastTrace().decision}/${c.lastTrace().reason}`, stderr };
+}
+
+test('a lower maxEntries the next run sets: inspect --transcript and a dry run already plan without the entries it drops, least recently used first', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const conversations = [new Conversation(w.env), new Conversation(w.env), new Conversation(w.env)];
+  for (const [i, c] of conversations.entries()) assert.equal((await c.turn(`remember: ${i}`)).code, 0);
+  const [oldest, , newest] = conversations as [Conversation, Conversation, Conversation];
+  const one = { ...w.env, CURSOR_RESUME_MAX_ENTRIES: '1' };
+  for (const c of [oldest, newest]) c.messages.push({ role: 'user', content: 'remember: more' });
+  assert.deepEqual(await planned(newest, one), ['resume-delta/delta', 'resume-delta/delta'], 'the most recently used stays');
+  assert.deepEqual(await planned(oldest, one), ['fresh/no-entry', 'fresh/no-entry'], 'the others go');
+  assert.equal((await ran(oldest, one)).as, 'fresh/no-entry');
+});
+
+test('a helper that does not answer (SIGSTOP): inspect --transcript and a dry run plan as the run that replaces it, which says so', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  assert.equal((await c.turn('remember: alpha')).code, 0);
+  // Once it serves: the first turn handed its record to a helper it started, not waited for.
+  const { pid } = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout) as { pid: number };
+  process.kill(pid, 'SIGSTOP');
+  t.after(() => process.kill(pid, 'SIGKILL'));
+  c.messages.push({ role: 'user', content: 'remember: beta' });
+  assert.deepEqual(await planned(c, c.env), ['fresh/no-entry', 'fresh/no-entry']);
+  const turn = await ran(c, c.env);
+  assert.equal(turn.as, 'fresh/no-entry');
+  assert.match(turn.stderr, /replaced a helper that did not answer \(stopped or stuck\), and its cache with it/);
+});
+
 test('a stopped helper that comes back while start replaces it: start says one was already running, with its pid', async (t) => {
   const w = world(t);
   const { pid: old } = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };

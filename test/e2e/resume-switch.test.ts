@@ -60,6 +60,18 @@ describe('the resume switch', () => {
     );
   });
 
+  test('--verbose names the setting that turned it off, as inspect --transcript does', async () => {
+    for (const [env, why] of [
+      [bare({ CURSOR_RESUME_ENABLED: '0' }), 'CURSOR_RESUME_ENABLED is "0"'],
+      [bare(), 'resume is opt-in: set CURSOR_RESUME_ENABLED=1 (or cursor-resume config set resume true)'],
+    ] as const) {
+      const c = new Conversation(env);
+      const r = await c.turn('remember: alpha', { args: ['--print', '--output-format', 'stream-json', '--verbose'] });
+      assert.equal(r.code, 0, r.stderr);
+      assert.ok(r.stderr.startsWith(`cursor-resume: resume is off: ${why}\n`), r.stderr);
+    }
+  });
+
   for (const value of ['enabled', '2', 'y']) {
     test(`CURSOR_ACP_SESSION_RESUME=${value}: off, as the plugin reads it, and nothing said`, async () => {
       const { c, stderr } = await twoTurns(bare({ CURSOR_ACP_SESSION_RESUME: value }));
