@@ -8,7 +8,8 @@
 // (and every chat cached or leased then is refused later), and after it the chat the
 // stream named, or again every branch. With no helper running nothing is cached, and a
 // mark in the runtime dir reaches the helper a first turn running now starts
-// (forget-marks.ts); one that runs but cannot forget is said in any case.
+// (forget-marks.ts), as it does one that replaces a helper that does not answer; one that
+// runs but cannot forget is said in any case.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
 import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
@@ -16,6 +17,12 @@ import { connectHelper } from '../helper/launcher.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { plural } from '../present.js';
 import { helperEnv } from './helper-env.js';
+
+/**
+ * The deadlines of a forget, longer than a turn's (250 ms to connect, 500 to answer): a turn
+ * that gives up on a slow helper only misses a resume, a forget that does lets one resume wrongly.
+ */
+const FORGET_PATIENCE = { connectTimeoutMs: 1_000, requestTimeoutMs: 3_000 };
 
 /**
  * Forgets `chat` and `seen`, the chat the stream named (undefined when it named none,
@@ -36,12 +43,17 @@ export async function forgetCallerChat(
   if (!unnamed && named.length === 0) return null;
   const failed = (why: string, when = 'the helper answers'): string =>
     `could not make the cache forget ${unnamed ? 'the chat' : `chat ${named.join(', ')}`} the caller continued itself (${why}): a later turn could resume it without the caller's turns; run cursor-resume evict --all once ${when}`;
-  let connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
+  // Patient: what a helper that is only slow (a loaded machine) still caches of the chat would be resumed.
+  let connected = await connectHelper({ start: false, env: helperEnv(settings, env), ...FORGET_PATIENCE });
   let mark: string | null = null;
-  if (!connected.ok && (connected.code === 'not-running' || connected.code === 'version-mismatch') && connected.paths) {
-    // Nothing is cached (a run replaces a helper of another version), but a first turn running now
-    // hands its record to a helper it starts as it ends, and its new chat may be the one continued:
-    // a mark makes that helper refuse it.
+  if (
+    !connected.ok &&
+    (connected.code === 'not-running' || connected.code === 'version-mismatch' || connected.code === 'stuck') &&
+    connected.paths
+  ) {
+    // Nothing is cached (a run replaces a helper of another version, or one that does not answer), but a
+    // first turn running now hands its record to a helper it starts as it ends, and its new chat may be
+    // the one continued: a mark makes that helper refuse it (and a stuck one forget, at its next sweep).
     try {
       mark = markForgetAllNow(connected.paths);
       if (mark === null) return null;
@@ -51,9 +63,10 @@ export async function forgetCallerChat(
         'the turns running now have ended',
       );
     }
+    if (connected.code === 'stuck') return failed(`${connected.reason}; a mark was left for the helper that replaces it`);
     // A helper that began to listen meanwhile took the marks before ours: it is asked instead, and then
     // the mark goes (at its next sweep it would drop all that turns started by then began there).
-    connected = await connectHelper({ start: false, env: helperEnv(settings, env) });
+    connected = await connectHelper({ start: false, env: helperEnv(settings, env), ...FORGET_PATIENCE });
     if (!connected.ok && (connected.code === 'not-running' || connected.code === 'version-mismatch')) return null;
   }
   if (!connected.ok) {

@@ -222,45 +222,66 @@ describe('a chat the caller continues itself is forgotten', () => {
     );
   });
 
-  test('nor when the helper that forgot it stalls (SIGSTOP) and is replaced: the helper that takes the hand-off refuses it', async (t) => {
+  for (const when of ['after it forgot the chat', 'before the line could tell it']) {
+    test(`nor when the helper stalls (SIGSTOP) ${when}, and is replaced: the helper that takes the hand-off refuses it`, async (t) => {
+      const env = world();
+      const b = new Conversation(env);
+      b.messages.push({ role: 'user', content: 'remember: beta' });
+      // A first turn with no helper running, which hands its record to a helper it starts at its end.
+      // Its cursor-agent has answered (the chat exists and holds the turn), but its output comes late.
+      const gate = join(tempDir('cr-gate-'), 'open');
+      t.after(() => writeFileSync(gate, ''));
+      const agent = scriptAgent(
+        'cursor-agent',
+        `#!/bin/sh\nout=$("${STAND_IN}" "$@")\nwhile [ ! -e "${gate}" ]; do sleep 0.05; done\nprintf '%s\\n' "$out"\n`,
+      );
+      const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_RESUME_AGENT: agent } });
+      await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 1);
+      const chatId = b.lastInvocation().chatId!;
+      // Meanwhile another conversation starts a helper; the caller's line then continues the slow turn's chat.
+      const a = new Conversation(env);
+      assert.equal((await a.turn('remember: alpha')).code, 0);
+      const status = await runCli(['helper', 'status', '--json'], { env });
+      const { pid: first } = JSON.parse(status.stdout) as { pid: number };
+      t.after(() => alive(first) && process.kill(first, 'SIGKILL'));
+      const line = ['--print', '--output-format', 'text', '--workspace', b.workspace, '--resume', chatId, 'remember: the caller'];
+      if (when === 'before the line could tell it') process.kill(first, 'SIGSTOP');
+      const own = await runCli(line, { env: b.env });
+      assert.equal(own.code, 0, own.stderr);
+      if (when === 'before the line could tell it') assert.match(own.stderr, /could not make the cache forget .*a mark was left/);
+      // The stalled helper lives on, stopped, its note of the forget (or the line's mark) still there; the next turn replaces it.
+      process.kill(first, 'SIGSTOP');
+      assert.equal((await a.turn('remember: gamma')).code, 0);
+      // Its start may outlast the turn's wait on a loaded machine: it goes on all the same.
+      await waitFor('another helper to start', () => helperPids(env.CURSOR_RESUME_RUNTIME_DIR!).some((pid) => pid !== first));
+      // The first turn ends, and hands over the record of a turn that started before its chat was continued.
+      writeFileSync(gate, '');
+      const late = await slow;
+      assert.equal(late.code, 0, late.stderr);
+      b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
+      assert.equal((await b.turn('next')).code, 0);
+      assert.equal(b.lastTrace().reason, 'no-entry', "a delta would skip the caller's turn the chat holds");
+    });
+  }
+
+  test('a line that continues a chat while its helper is only slow waits for it: the chat is forgotten, nothing to warn of', async (t) => {
     const env = world();
-    const b = new Conversation(env);
-    b.messages.push({ role: 'user', content: 'remember: beta' });
-    // A first turn with no helper running, which hands its record to a helper it starts at its end.
-    // Its cursor-agent has answered (the chat exists and holds the turn), but its output comes late.
-    const gate = join(tempDir('cr-gate-'), 'open');
-    t.after(() => writeFileSync(gate, ''));
-    const agent = scriptAgent(
-      'cursor-agent',
-      `#!/bin/sh\nout=$("${STAND_IN}" "$@")\nwhile [ ! -e "${gate}" ]; do sleep 0.05; done\nprintf '%s\\n' "$out"\n`,
-    );
-    const slow = runCli(STREAM_ARGS, { input: b.body(), env: { ...b.env, CURSOR_RESUME_AGENT: agent } });
-    await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 1);
-    const chatId = b.lastInvocation().chatId!;
-    // Meanwhile another conversation starts a helper, which the caller's line then tells to forget that chat.
-    const a = new Conversation(env);
-    assert.equal((await a.turn('remember: alpha')).code, 0);
-    const [first] = helperPids(env.CURSOR_RESUME_RUNTIME_DIR!);
-    t.after(() => alive(first!) && process.kill(first!, 'SIGKILL'));
+    const { c, chatId } = await cached(env, 'alpha');
+    const status = await runCli(['helper', 'status', '--json'], { env });
+    const { pid } = JSON.parse(status.stdout) as { pid: number };
+    t.after(() => process.kill(pid, 'SIGCONT'));
+    // Stalled for a second, longer than a turn waits for it.
+    process.kill(pid, 'SIGSTOP');
+    setTimeout(() => process.kill(pid, 'SIGCONT'), 1_000).unref();
     const own = await runCli(
-      ['--print', '--output-format', 'text', '--workspace', b.workspace, '--resume', chatId, 'remember: the caller'],
+      ['--print', '--output-format', 'text', '--workspace', c.workspace, '--resume', chatId, 'remember: the caller'],
       {
-        env: b.env,
+        env: c.env,
       },
     );
     assert.equal(own.code, 0, own.stderr);
-    // That helper stalls, and the next turn replaces it: it lives on, stopped, its note of the forget still there.
-    process.kill(first!, 'SIGSTOP');
-    assert.equal((await a.turn('remember: gamma')).code, 0);
-    // Its start may outlast the turn's wait on a loaded machine: it goes on all the same.
-    await waitFor('another helper to start', () => helperPids(env.CURSOR_RESUME_RUNTIME_DIR!).some((pid) => pid !== first));
-    // The first turn ends, and hands over the record of a turn that started before its chat was continued.
-    writeFileSync(gate, '');
-    const late = await slow;
-    assert.equal(late.code, 0, late.stderr);
-    b.messages.push({ role: 'assistant', content: resultOf(late.stdout).result });
-    assert.equal((await b.turn('next')).code, 0);
-    assert.equal(b.lastTrace().reason, 'no-entry', "a delta would skip the caller's turn the chat holds");
+    assert.doesNotMatch(own.stderr, /could not make the cache forget/);
+    assert.deepEqual(await cachedChats(env), []);
   });
 
   test('a line that continues a chat before any turn has run makes no runtime folder', async () => {
