@@ -444,9 +444,13 @@ export class HelperServer {
     switch (request.op) {
       case 'hello':
         return { protocol: PROTOCOL_VERSION, version: VERSION, pid: process.pid, limits: this.limits };
+      // Marks first: one a line left when this helper did not answer it (stalled, then back) must be
+      // taken before the next turn reads a chat that line continued, not at the next sweep.
       case 'lookup':
+        this.#takeMarks();
         return { branches: this.store.lookup(request.anchor) };
       case 'peek':
+        this.#takeMarks();
         return { branches: this.store.peek(request.anchor) };
       case 'lease':
         return this.store.lease(request.anchor, request.chatId, request.version, conn.id);
@@ -507,6 +511,7 @@ export class HelperServer {
         return { evicted };
       }
       case 'list':
+        this.#takeMarks();
         return { branches: this.store.list().map(summarize) };
       case 'stats':
         return this.stats();

@@ -12,6 +12,7 @@ import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HelperClient, type HelperError } from '../../src/helper/client.js';
 import { createMarker, HAND_OFF_MARKER_ENV, HAND_OFF_STALE_MS } from '../../src/helper/hand-off.js';
+import { markForgetAll } from '../../src/helper/forget-marks.js';
 import { connectHelper, handOffRecord, holdHelper, stopHelper } from '../../src/helper/launcher.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { MAX_DIGESTS_PER_LINE, MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../../src/helper/protocol.js';
@@ -1473,6 +1474,28 @@ test('config set ttlMinutes / maxEntries reach a running helper with the next ru
   await sendWith(b, STREAM_ARGS, short);
   assert.equal(b.lastTrace().reason, 'expired');
   assert.deepEqual((await limits()).limits, { ttlMs: 10, maxEntries: 1 }, 'the running helper took the lower limits');
+});
+
+test('a mark left while a helper serves is taken before it answers its next lookup, peek or list, not at its next sweep', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  assert.equal((await c.turn('remember: alpha')).code, 0);
+  // Once it serves: the first turn handed its record to a helper it started, not waited for.
+  assert.equal((await helperCli(['status'], w.env)).code, 0);
+  const paths = runtimePaths(w.env);
+  for (const ask of ['list', 'peek', 'lookup'] as const) {
+    const client = await HelperClient.connect(paths.socket);
+    t.after(() => client.close());
+    await client.hello();
+    if ((await client.list()).length === 0) assert.equal((await c.turn('remember: again')).code, 0);
+    assert.equal((await client.list()).length, 1, ask);
+    // As a line that continued a chat leaves it when the helper did not answer it in time.
+    markForgetAll(paths, monotonicMs());
+    const transcript = asTranscript([]);
+    const found = ask === 'list' ? await client.list() : await client[ask](c.lastTrace().anchor as string, transcript);
+    assert.deepEqual(found, [], `${ask}: the branch a turn started before the mark began is gone`);
+    client.close();
+  }
 });
 
 /** `inspect --transcript` and `--dry-run` of the turn `c` holds: the decision/reason each plans. */
