@@ -129,9 +129,10 @@ describe('a turn that needs no cache never connects to the helper', { concurrenc
       const dry = await runCli(['--dry-run'], { input: 'hello, in plain words', env });
       assert.equal(JSON.parse(dry.stdout).reason, 'plain-text');
       assert.equal(silent.connections(), 0);
-      // The probe is where a run looks: a turn that does need the cache reaches it.
+      // The probe is where a run looks: a turn that does need the cache reaches it (and, as it never
+      // answers, plans as the run that would replace it: on an empty cache).
       const structured = await runCli(['--dry-run'], { input: body, env });
-      assert.equal(JSON.parse(structured.stdout).reason, 'no-cache');
+      assert.equal(JSON.parse(structured.stdout).reason, 'no-entry');
       assert.equal(silent.connections(), 1);
     } finally {
       await silent.close();
