@@ -100,8 +100,14 @@ export class BranchStore {
   readonly #forgotten = new Map<string, number>();
   /** Anchor prefixes evicted, and when: a turn of such a conversation started by then records nothing. */
   readonly #evictedAt = new Map<string, number>();
-  /** The latest time of forgetAll(), forgetBefore() or a forget no longer remembered by chat or anchor: a turn started by then may have used a chat forgotten since. */
+  /** The latest time of forgetAll() or forgetBefore(): a turn started by then may have used a chat forgotten since. */
   #allForgottenAt: number | undefined;
+  /**
+   * The latest time of a forget no longer remembered by its chat or anchor (the oldest, dropped to
+   * keep the count): a whole record (no base) of a turn started by then may bring back what it forgot.
+   * A record on a base still cached at its version cannot: a forget drops its chat's branches.
+   */
+  #droppedForgetAt: number | undefined;
   /** When a chat was last forgotten (evict, evictChat, forgetAll, forgetBefore): only a turn started by then can have read one. */
   #lastForgetAt: number | undefined;
   /** branch key → the holder of its lease. */
@@ -293,7 +299,8 @@ export class BranchStore {
         message: `the turn of chat ${input.chatId} started before its conversation ${input.anchor} was evicted: evict asked for a fresh chat`,
       };
     }
-    if (this.#allForgottenAt !== undefined && (input.startedAt ?? -Infinity) <= this.#allForgottenAt) {
+    const refusedBy = Math.max(this.#allForgottenAt ?? -Infinity, input.base === null ? (this.#droppedForgetAt ?? -Infinity) : -Infinity);
+    if (refusedBy !== -Infinity && (input.startedAt ?? -Infinity) <= refusedBy) {
       return {
         recorded: false,
         reason: 'forgotten',
@@ -327,6 +334,8 @@ export class BranchStore {
     }
     const from = base !== null ? existing!.known : KnownSequence.EMPTY;
     if (from.count + input.added.length / DIGEST_BYTES > MAX_KNOWN_MESSAGES) {
+      // Its chat has moved on past what the branch can know: left as it was, the branch would be a turn behind it.
+      if (base !== null) this.#cache.delete(key);
       return { recorded: false, reason: 'too-long', message: `a branch knows at most ${MAX_KNOWN_MESSAGES} messages` };
     }
     const known = base !== null ? from.revised(Buffer.from(base.last, 'hex'), input.added) : from.append(input.added);
@@ -502,8 +511,9 @@ export class BranchStore {
 
   /**
    * Remembers a forget of `key` (a chat, an anchor prefix) at `time`, as the latest. The oldest
-   * dropped to keep `max` still refuses what it refused: every turn started by its time, the
-   * only ones that can have read what it forgot (at worst, other turns running then go unrecorded).
+   * dropped to keep `max` still refuses what it refused: every whole record of a turn started by
+   * its time, the only ones that can have read what it forgot and bring it back (at worst, other
+   * turns running then go unrecorded).
    */
   #remember(forgets: Map<string, number>, key: string, time: number, max: number): void {
     forgets.delete(key);
@@ -511,7 +521,7 @@ export class BranchStore {
     if (forgets.size <= max) return;
     const [oldest, at] = forgets.entries().next().value!;
     forgets.delete(oldest);
-    this.#allForgottenAt = Math.max(at, this.#allForgottenAt ?? at);
+    this.#droppedForgetAt = Math.max(at, this.#droppedForgetAt ?? at);
   }
 
   /** Live branches, most recently used first. Does not change recency. */

@@ -296,6 +296,16 @@ describe('known sequences', () => {
     assert.equal(!tooMany.recorded && tooMany.reason, 'too-long');
     assert.equal(recorded(store, { ...rec(), added: new Uint8Array(100_000 * DIGEST_BYTES) }).knownCount, 100_000);
   });
+
+  test('a turn that would take its branch past MAX_KNOWN_MESSAGES drops it: its chat has moved on, the branch would stay a turn behind', () => {
+    const { store } = clocked();
+    const branch = recorded(store, { ...rec(), added: new Uint8Array(MAX_KNOWN_MESSAGES * DIGEST_BYTES) });
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
+    const base = { version: branch.version, count: branch.knownCount, prefix: branch.prefix, last: '00'.repeat(DIGEST_BYTES) };
+    const next = store.record({ ...rec(), base, added: Buffer.from(DIGEST.repeat(2), 'hex') }, 'h1');
+    assert.equal(!next.recorded && next.reason, 'too-long');
+    assert.deepEqual(store.lookup(A), []);
+  });
 });
 
 describe('copies', () => {
@@ -573,13 +583,26 @@ describe('evictChat: a chat the caller continued itself', () => {
     assert.ok(store.lease(A, 'one', one.version, 'h1').granted); // a turn of it, started at 20
     store.evictChat('one', 30); // the caller continues the chat itself
     for (let i = 0; i < MAX_FORGOTTEN_CHATS; i++) store.evictChat(`other-${i}`, 40 + i);
-    // On its base, then whole as a client sends it after 'gone'.
-    for (const late of [rec({ chatId: 'one', baseVersion: one.version, startedAt: 20 }), rec({ chatId: 'one', startedAt: 20 })]) {
-      const refused = store.record(late, 'h1');
-      assert.equal(!refused.recorded && refused.reason, 'forgotten', "the chat holds the caller's turn");
-      assert.match(!refused.recorded ? refused.message : '', /more chats were forgotten than are remembered one by one/);
-    }
+    // On its base (gone with the forget), then whole as a client sends it after 'gone'.
+    const onBase = store.record(rec({ chatId: 'one', baseVersion: one.version, startedAt: 20 }), 'h1');
+    assert.equal(!onBase.recorded && onBase.reason, 'gone');
+    const whole = store.record(rec({ chatId: 'one', startedAt: 20 }), 'h1');
+    assert.equal(!whole.recorded && whole.reason, 'forgotten', "the chat holds the caller's turn");
+    assert.match(!whole.recorded ? whole.message : '', /more chats were forgotten than are remembered one by one/);
     assert.ok(store.record(rec({ chatId: 'one', startedAt: 31 })).recorded, 'a turn started after that forget records');
+  });
+
+  test('and only those: a turn of a chat still cached, running then, records on its base, so the branch keeps up with its chat', () => {
+    const { store } = clocked();
+    const y = recorded(store, rec({ chatId: 'y', startedAt: 10 }));
+    assert.ok(store.lease(A, 'y', y.version, 'h1').granted); // a long turn of y, started at 20
+    for (let i = 0; i <= MAX_FORGOTTEN_CHATS; i++) store.evictChat(`other-${i}`, 30 + i);
+    const turn = store.record(rec({ chatId: 'y', baseVersion: y.version, startedAt: 20, added: '09'.repeat(2 * DIGEST_BYTES) }), 'h1');
+    assert.ok(turn.recorded, turn.recorded ? '' : turn.message);
+    assert.deepEqual(
+      store.lookup(A).map((b) => [b.chatId, b.version, b.knownCount]),
+      [['y', turn.branch.version, y.knownCount + 2]],
+    );
   });
 
   test('so does an evicted conversation dropped from those remembered: a turn of it started by then records nothing', () => {
