@@ -51,10 +51,12 @@ cache holds hashes, IDs, counts and times, never message text.
 With --transcript: the decision a run would make for that transcript, step by step: how it was read
 (a prompt in the OpenCode plugin's layout block by block, each frame or message with its role, size and
 first words; for other plain text, why it is not in that layout), resume on or off and why, side call or not, the anchor and what went into it, the branches found (looked up through a
-running helper; with none, the cache is empty), expiry, tool fingerprint, prefix proof, delta size
-against the full prompt, and the decision with its reason code. Runs nothing and changes nothing
-(its lookup leaves the entries' order, expiry and the helper's limits as they were), yet plans as
-the next run will: a chat older than the lifetime the settings ask for is expired. Set CURSOR_RESUME_ENABLED
+running helper; with none, or one that does not answer, which a run replaces, the cache is empty),
+expiry, tool fingerprint, prefix proof, delta size against the full prompt, and the decision with its
+reason code. Runs nothing and changes nothing (its lookup leaves the entries' order, expiry and the
+helper's limits as they were; the helper takes any forget marks first, as before a run's lookup), yet
+plans as the next run will: a chat older than the lifetime the settings ask for is expired, and one
+past the count of entries they ask for (least recently used first) is gone. Set CURSOR_RESUME_ENABLED
 (or CURSOR_ACP_SESSION_RESUME) as the run you are explaining has it.
 
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the

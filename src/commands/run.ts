@@ -54,12 +54,15 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   };
   const chat = callerChat(caller, () => stdinIsTty);
   let forgetFailed = false;
+  let unanswered = false;
   const forget = async (seen?: unknown): Promise<void> => {
     if (chat === null || runtimeDirIgnored) return;
-    const failure = await forgetCallerChat(chat, seen, settings, process.env, say);
+    // A helper that did not answer the forget before the run is not waited for as long again after it.
+    const outcome = await forgetCallerChat(chat, seen, settings, process.env, say, !unanswered);
+    unanswered ||= outcome.unanswered;
     // Once: the run before and after it would say the same.
-    if (failure !== null && !forgetFailed) process.stderr.write(`cursor-resume: ${failure}\n`);
-    forgetFailed ||= failure !== null;
+    if (outcome.failure !== null && !forgetFailed) process.stderr.write(`cursor-resume: ${outcome.failure}\n`);
+    forgetFailed ||= outcome.failure !== null;
   };
   // cursor-agent's subcommands, a prompt on its command line, an interactive session: not ours to touch.
   if (handedOver || stdinIsTty) {

@@ -1,16 +1,16 @@
-// A caller that continues a chat itself while no helper runs has nobody to tell, yet a
-// first turn running then records its new chat through the helper it starts at its end
-// (hand-off.ts), and that may be the very chat the caller continued. So the caller's line
-// leaves a mark in the runtime dir: a time on the monotonic clock before which no turn
-// may record. And what a helper forgot lives in its memory, yet a turn that read a
-// forgotten chat may outlive the helper and record through the next one: so a helper
+// A caller that continues a chat itself while no helper runs (or none answers it) has
+// nobody to tell, yet a first turn running then records its new chat through the helper it
+// starts at its end (hand-off.ts), and that may be the very chat the caller continued. So
+// the caller's line leaves a mark in the runtime dir: a time on the monotonic clock before
+// which no turn may record. And what a helper forgot lives in its memory, yet a turn that
+// read a forgotten chat may outlive the helper and record through the next one: so a helper
 // notes when it last forgot in `forgot-by.<pid>`, which counts as a mark for any other
 // helper that takes marks, whether that process is gone (stopped, killed) or lingers
 // (replaced while stalled, or in its last second): only the helper that serves the socket
 // takes marks, and one replaced must not take its forgets with it. A helper takes the marks
 // as it begins to listen, before any record can reach it, before it answers a lookup, and at
-// each sweep. A mark holds a
-// time and the boot it counts from, never a chat ID: the cache stays in memory.
+// each sweep. A mark holds a time and the boot it counts from, never a chat ID: the cache
+// stays in memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';

@@ -252,6 +252,8 @@ export class HelperServer {
 
   /** Takes the marks in the runtime dir (forget-marks.ts): what turns started by the latest one's time did is forgotten. */
   #takeMarks(starting = false): void {
+    // Only the helper the socket leads to: one replaced must leave the marks, and the notes, to it.
+    if (!this.#ownsSocket()) return;
     const time = takeForgetMarks(this.paths, { starting });
     if (time === undefined) return;
     this.store.forgetBefore(time);

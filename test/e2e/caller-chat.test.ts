@@ -248,7 +248,13 @@ describe('a chat the caller continues itself is forgotten', () => {
       if (when === 'before the line could tell it') process.kill(first, 'SIGSTOP');
       const own = await runCli(line, { env: b.env });
       assert.equal(own.code, 0, own.stderr);
-      if (when === 'before the line could tell it') assert.match(own.stderr, /could not make the cache forget .*a mark was left/);
+      if (when === 'before the line could tell it') {
+        assert.equal(own.stderr, '', 'a mark takes the place of the forget: nothing to warn of');
+        assert.ok(
+          readdirSync(env.CURSOR_RESUME_RUNTIME_DIR!).some((name) => name.startsWith('forget-before.')),
+          'the mark is there',
+        );
+      }
       // The stalled helper lives on, stopped, its note of the forget (or the line's mark) still there; the next turn replaces it.
       process.kill(first, 'SIGSTOP');
       assert.equal((await a.turn('remember: gamma')).code, 0);
@@ -319,23 +325,31 @@ describe('a chat the caller continues itself is forgotten', () => {
     assert.deepEqual(await cachedChats(env), []);
   });
 
-  test("a helper that cannot forget: said once whatever --verbose is, and the caller's run goes on", async () => {
+  test("a helper that takes the hello but never the forget: a mark takes its place, said with --verbose only, and the caller's run goes on", async () => {
     const env = world();
     const { c, chatId } = await cached(env, 'alpha');
     assert.equal((await runCli(['helper', 'stop'], { env })).code, 0);
     // A helper that answers its hello and nothing after.
     const stalled = await fakeHelper(socketOf(env), (r) => (r.op === 'hello' ? hello() : undefined));
+    const marks = (): string[] => readdirSync(env.CURSOR_RESUME_RUNTIME_DIR!).filter((name) => name.startsWith('forget-before.'));
     try {
       const own = await runCli(['--print', '--workspace', c.workspace, '--resume', chatId, 'remember: beta'], { env: c.env });
       assert.equal(own.code, 0, own.stderr);
       assert.match(own.stdout, /I remember: alpha; beta/);
+      assert.equal(own.stderr, '');
+      assert.deepEqual(stalled.ops, ['hello', 'evict', 'hello', 'evict'], 'asked before the run and after it');
+      assert.equal(marks().length, 1, 'a mark in place of the forgets it did not take (the later one replaces the earlier)');
+      const verbose = await runCli(['--print', '--verbose', '--workspace', c.workspace, '--resume', chatId, 'remember: gamma'], {
+        env: c.env,
+      });
+      assert.equal(verbose.code, 0, verbose.stderr);
       assert.match(
-        own.stderr,
+        verbose.stderr,
         new RegExp(
-          `^cursor-resume: could not make the cache forget chat ${chatId} the caller continued itself \\([^\\n]+\\): a later turn could resume it without the caller's turns; run cursor-resume evict --all once the helper answers\\n$`,
+          `^cursor-resume: the helper did not forget: [^\\n]+: a mark was left in its place, for the helper to forget chat ${chatId} the caller continued$`,
+          'm',
         ),
       );
-      assert.deepEqual(stalled.ops, ['hello', 'evict', 'hello', 'evict'], 'asked before the run and after it');
     } finally {
       await stalled.close();
     }

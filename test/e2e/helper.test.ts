@@ -612,6 +612,22 @@ test('a helper whose socket was taken over exits without removing the new socket
   fs.unlinkSync(paths.socket);
 });
 
+test('a helper whose socket was taken over leaves the marks to the one that took it, even asked on a connection it still has', async (t) => {
+  const w = world(t);
+  const paths = runtimePaths(w.env);
+  const started = await startHelperServer({ paths, settings: { idleMs: 60_000 } });
+  assert.ok(started.started);
+  const client = await HelperClient.connect(paths.socket);
+  t.after(() => client.close());
+  await client.hello();
+  fs.unlinkSync(paths.socket);
+  fs.writeFileSync(paths.socket, 'the new owner');
+  t.after(() => fs.rmSync(paths.socket, { force: true }));
+  const mark = markForgetAll(paths, monotonicMs());
+  await client.list();
+  assert.equal(fs.existsSync(mark), true, 'the mark is still there for the helper now serving');
+});
+
 // ---- versions ---------------------------------------------------------------------------
 
 const FAKE_OLD_HELPER = `

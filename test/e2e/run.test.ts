@@ -709,12 +709,14 @@ describe('a signal between a resume that failed unseen and its retry', () => {
       run.stdin!.end(c.body());
       await seen;
       run.kill('SIGINT');
-      await sleep(100);
+      // Long enough for the signal to land before the evict's answer, on a loaded machine too.
+      await sleep(500);
       letGo();
       const end = await run.closed;
       assert.equal(c.invocations().length, 2, 'not run again after the signal');
       assert.equal(run.output.stdout, '', 'the run that answered as another chat is never shown');
-      assert.deepEqual([end.code, end.signal], [130, null], end.stderr);
+      // 130, or (its bookkeeping outlasting the signal's grace on a slow machine) death by the signal itself: never 0.
+      assert.ok((end.code === 130 && end.signal === null) || (end.code === null && end.signal === 'SIGINT'), JSON.stringify(end));
     } finally {
       letGo();
       await proxy.close();

@@ -1,14 +1,13 @@
 // The marks a caller-continued line leaves when no helper runs, the notes a helper leaves of
 // when it last forgot, and what a helper makes of them. Through the built binary, a first turn running then: test/e2e/caller-chat.test.ts.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { markForgetAll, noteForgot, takeForgetMarks } from '../../src/helper/forget-marks.js';
 import { runtimePaths } from '../../src/helper/paths.js';
 import { tempDir } from '../support/cli.js';
-import { waitFor } from '../support/processes.js';
 
 const paths = () => runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: tempDir('cr-forget-') });
 const files = (dir: string): string[] => fs.readdirSync(dir).sort();
@@ -95,8 +94,8 @@ test('a runtime dir that cannot be listed may hold marks: every turn running now
 test("another helper's note counts as a mark, its process gone or not; a helper's own only as it starts", () => {
   const p = paths();
   // A process that has exited: its pid is free (and, this soon, not reused).
-  const dead = spawnSync(process.execPath, ['-e', '']).pid!;
-  fs.writeFileSync(path.join(p.dir, `forgot-by.${dead}`), mark(300));
+  const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+  fs.writeFileSync(path.join(p.dir, `forgot-by.${gone}`), mark(300));
   fs.writeFileSync(path.join(p.dir, `forgot-by.${process.pid}`), mark(900));
   // A helper replaced while it lingers (stopped, or in its last second) must not take its forgets with it.
   fs.writeFileSync(path.join(p.dir, `forgot-by.${process.ppid}`), mark(600));
@@ -105,21 +104,6 @@ test("another helper's note counts as a mark, its process gone or not; a helper'
   // As it starts, a note with its pid is a gone helper's whose pid came back: it has forgotten nothing yet.
   assert.equal(takeForgetMarks(p, { starting: true, clock: at(1_000) }), 900);
   assert.deepEqual(files(p.dir), []);
-});
-
-test('a helper that has exited but is not reaped yet (a zombie: its parent, an init, has not waited for it) is gone', async () => {
-  const p = paths();
-  // The shell forks a child, then becomes a sleep that never waits for it. The child outlives the
-  // shell's own few steps: one that exited at once was at times reaped by the shell before its exec.
-  const parent = spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 3'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString()))));
-  try {
-    await waitFor('the child to exit', () => fs.readFileSync(`/proc/${zombie}/stat`, 'latin1').includes(') Z '));
-    fs.writeFileSync(path.join(p.dir, `forgot-by.${zombie}`), mark(300));
-    assert.equal(takeForgetMarks(p, { clock: at(1_000) }), 300);
-  } finally {
-    parent.kill();
-  }
 });
 
 test("noteForgot writes this process's note, rewritten at each forget", () => {
