@@ -175,9 +175,6 @@ export const oneLine = (text: string): string =>
     .filter((line) => line !== '')
     .join(' ');
 
-/** "1 branch", "2 branches". */
-export const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-
 /** One JSON document on one line of stdout, for scripts (as `helper ... --json`). */
 export function printJson(value: unknown): void {
   let text: string;

@@ -8,7 +8,8 @@ import { findingEnv } from '../turn/helper-env.js';
 import { isSameVersion } from '../helper/client.js';
 import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
 import { probeHelper } from '../helper/launcher.js';
-import { plural, printJson } from '../present.js';
+import { printJson } from '../present.js';
+import { plural } from '../plural.js';
 
 /** Shorter prefixes would too easily name several conversations by accident. */
 export const MIN_PREFIX = 4;

@@ -18,7 +18,7 @@ import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
 import { connectHelper } from '../helper/launcher.js';
 import type { RuntimePaths } from '../helper/paths.js';
 import { isSafeChatId } from '../resume/chat-id.js';
-import { plural } from '../present.js';
+import { plural } from '../plural.js';
 import { helperEnv } from './helper-env.js';
 
 /**

@@ -94,3 +94,16 @@ test('a cache that is missing, made of other bytes, damaged or refused by V8 cha
     assert.deepEqual(outputs, reference, `${name}: the same output and exit status`);
   }
 });
+
+test("a run line's bundles hold none of our subcommands' packages (commander, chalk, conf, execa, string-width)", () => {
+  // Which packages a bundle holds, from its source map: one import of present.ts's helpers put commander in cli.cjs.
+  const packagesOf = (bundle: string): string[] => {
+    const { sources } = JSON.parse(readFileSync(join(ROOT, 'dist', `${bundle}.map`), 'utf8')) as { sources: string[] };
+    return [...new Set(sources.flatMap((s) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(s)?.[1] ?? []))].sort();
+  };
+  for (const bundle of ['boot.cjs', 'cli.cjs']) {
+    const found = packagesOf(bundle);
+    for (const heavy of ['commander', 'chalk', 'conf', 'execa', 'string-width'])
+      assert.ok(!found.includes(heavy), `${bundle} holds ${heavy}`);
+  }
+});
