@@ -8,9 +8,9 @@
 // helper that takes marks, whether that process is gone (stopped, killed) or lingers
 // (replaced while stalled, or in its last second): only the helper that serves the socket
 // takes marks, and one replaced must not take its forgets with it. A helper takes the marks
-// as it begins to listen, before any record can reach it, before it answers a lookup, and at
-// each sweep. A mark holds a time and the boot it counts from, never a chat ID: the cache
-// stays in memory.
+// as it begins to listen, before any record can reach it, before it answers a lookup or a
+// lease, and at each sweep. A mark holds a time and the boot it counts from, never a chat
+// ID: the cache stays in memory.
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';

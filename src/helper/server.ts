@@ -446,8 +446,8 @@ export class HelperServer {
     switch (request.op) {
       case 'hello':
         return { protocol: PROTOCOL_VERSION, version: VERSION, pid: process.pid, limits: this.limits };
-      // Marks first: one a line left when this helper did not answer it (stalled, then back) must be
-      // taken before the next turn reads a chat that line continued, not at the next sweep.
+      // Marks first: one a line left when this helper did not take its forget (stalled, then back, or
+      // refusing it) must be taken before a turn reads or leases a chat that line continued, not at the next sweep.
       case 'lookup':
         this.#takeMarks();
         return { branches: this.store.lookup(request.anchor) };
@@ -455,6 +455,8 @@ export class HelperServer {
         this.#takeMarks();
         return { branches: this.store.peek(request.anchor) };
       case 'lease':
+        // A mark left since this turn's lookup (a line continued the chat) must refuse its lease.
+        this.#takeMarks();
         return this.store.lease(request.anchor, request.chatId, request.version, conn.id);
       case 'release':
         return { released: this.store.release(conn.id, request.outcome, request.state) };

@@ -54,6 +54,8 @@ export async function forgetCallerChat(
   if (!unnamed && named.length === 0) return done;
   const what = unnamed ? 'the chat' : `chat ${named.join(', ')}`;
   const connect = () => connectHelper({ start: false, env: helperEnv(settings, env), ...(patient ? FORGET_PATIENCE : {}) });
+  const saidMarked = (why: string): void =>
+    say(`${why}: a mark was left in its place, for the helper to forget ${what} the caller continued`);
   /** A mark in place of a helper that could not be told; a failure only when none could be left. */
   const marked = (paths: RuntimePaths | undefined, why: string): ForgetOutcome => {
     let left: string | null;
@@ -65,7 +67,7 @@ export async function forgetCallerChat(
         unanswered: true,
       };
     }
-    if (left !== null) say(`${why}: a mark was left in its place, for the helper to forget ${what} the caller continued`);
+    if (left !== null) saidMarked(why);
     return { failure: null, unanswered: true };
   };
   let connected = await connect();
@@ -86,10 +88,18 @@ export async function forgetCallerChat(
     // A helper that began to listen meanwhile took the marks before ours: it is asked instead, and then
     // the mark goes (at its next sweep it would drop all that turns started by then began there).
     connected = await connect();
-    if (!connected.ok) return done;
+    if (!connected.ok) {
+      const none = connected.code === 'not-running' || connected.code === 'version-mismatch';
+      if (!none) saidMarked(connected.reason);
+      return { failure: null, unanswered: !none };
+    }
     const told = await tell(connected.client, unnamed, named, what, say);
-    if (told === null) removeMark(mark);
-    return done;
+    if (told === null) {
+      removeMark(mark);
+      return done;
+    }
+    saidMarked(`the helper did not forget: ${told}`);
+    return { failure: null, unanswered: true };
   }
   if (!connected.ok) {
     // A runtime folder cursor-resume refuses holds no cache, and no run starts a helper there (a run says so
