@@ -590,6 +590,26 @@ describe('passthrough', () => {
   });
 });
 
+/**
+ * A helper started in a world of its own, behind a proxy that holds the first request of `op`
+ * until `letGo()`: `seen` resolves when that request arrives. A test closes `proxy` at its end.
+ */
+async function holdingProxy(op: string) {
+  const real = world();
+  const started = await runCli(['helper', 'start'], { env: real });
+  assert.equal(started.code, 0, started.stderr);
+  let arrived: () => void = () => {};
+  const seen = new Promise<void>((resolve) => (arrived = resolve));
+  let letGo: () => void = () => {};
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  const proxy = await helperProxy(socketOf(real), async (line) => {
+    if (!line.includes(`"op":"${op}"`)) return;
+    arrived();
+    await held;
+  });
+  return { env: { ...real, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir }, seen, letGo, proxy };
+}
+
 describe('a signal after cursor-agent ended', () => {
   test("SIGTERM again and again until the process is gone, its teardown included: the exit is still cursor-agent's", async () => {
     const env = world();
@@ -645,21 +665,10 @@ describe('a signal after cursor-agent ended', () => {
   });
 
   test("SIGTERM while the turn is being recorded: the record and the trace still land, the exit is cursor-agent's", async () => {
-    const real = world();
-    const started = await runCli(['helper', 'start'], { env: real });
-    assert.equal(started.code, 0, started.stderr);
-    let recordSeen: () => void = () => {};
-    const seen = new Promise<void>((resolve) => (recordSeen = resolve));
-    let letGo: () => void = () => {};
-    const held = new Promise<void>((resolve) => (letGo = resolve));
     // The record waits in a proxy until the signal has been sent: cursor-agent has exited by then.
-    const proxy = await helperProxy(socketOf(real), async (line) => {
-      if (!line.includes('"op":"record"')) return;
-      recordSeen();
-      await held;
-    });
+    const { env, seen, letGo, proxy } = await holdingProxy('record');
     try {
-      const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir });
+      const c = new Conversation(env);
       c.messages.push({ role: 'user', content: 'remember: alpha' });
       const run = spawnCli(STREAM_ARGS, c.env);
       groups.push(run.pid!);
@@ -686,21 +695,10 @@ describe('a signal after cursor-agent ended', () => {
 
 describe('a signal between a resume that failed unseen and its retry', () => {
   test("SIGINT while the chat that answered as another is evicted: no retry, nothing shown, and the signal's status, never a success with no answer", async () => {
-    const real = world();
-    const started = await runCli(['helper', 'start'], { env: real });
-    assert.equal(started.code, 0, started.stderr);
-    let evictSeen: () => void = () => {};
-    const seen = new Promise<void>((resolve) => (evictSeen = resolve));
-    let letGo: () => void = () => {};
-    const held = new Promise<void>((resolve) => (letGo = resolve));
     // The evict waits in a proxy until the caller's signal has landed: no cursor-agent runs then.
-    const proxy = await helperProxy(socketOf(real), async (line) => {
-      if (!line.includes('"op":"evict"')) return;
-      evictSeen();
-      await held;
-    });
+    const { env, seen, letGo, proxy } = await holdingProxy('evict');
     try {
-      const c = new Conversation({ ...real, CURSOR_RESUME_RUNTIME_DIR: proxy.runtimeDir });
+      const c = new Conversation(env);
       assert.equal((await c.turn('remember: alpha')).code, 0);
       c.messages.push({ role: 'user', content: 'remember: beta' });
       // The resumed chat answers as another: stopped unseen, evicted, and retried, unless the caller says stop.
