@@ -10,7 +10,7 @@
 // another version, one that does not answer or refuses us), a mark in the runtime dir
 // does it (forget-marks.ts): the helper a first turn running now starts takes it as it
 // starts, one that replaces a stalled helper too, and a serving helper before it answers a
-// lookup. Only a line that can leave no mark either has to say so in any case.
+// lookup or a lease. Only a line that can leave no mark either has to say so in any case.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
 import type { HelperClient } from '../helper/client.js';
