@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { CliError, UsageError } from '../errors.js';
 import { findingEnv } from '../turn/helper-env.js';
-import { isSameVersion } from '../helper/client.js';
+import { isSameVersion, PATIENT } from '../helper/client.js';
 import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
 import { probeHelper } from '../helper/launcher.js';
 import { printJson } from '../present.js';
@@ -43,7 +43,7 @@ Examples:
       const prefix = target(anchor, options.all === true);
       // Once: it says on stderr what it ignores.
       const env = findingEnv();
-      let probe = await probeHelper({ env });
+      let probe = await probeHelper({ env, ...PATIENT });
       let mark: string | null = null;
       if (!probe.running && !('error' in probe) && prefix === null) {
         // Nothing is cached, but a first turn running now records through the helper it starts as it
@@ -51,7 +51,7 @@ Examples:
         try {
           // A helper that began to listen meanwhile took the marks before ours: it is asked instead.
           mark = markForgetAllNow(probe.paths);
-          if (mark !== null) probe = await probeHelper({ env });
+          if (mark !== null) probe = await probeHelper({ env, ...PATIENT });
         } catch (error) {
           throw new CliError(
             `no helper running, and a turn running now could not be kept from recording its chat: ${(error as Error).message}`,

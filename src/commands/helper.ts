@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { CliError, QuietExit, UsageError } from '../errors.js';
 import { passJsonOn } from './json-option.js';
 import { findingEnv } from '../turn/helper-env.js';
+import { PATIENT } from '../helper/client.js';
 import { connectHelper, probeHelper, stopHelper } from '../helper/launcher.js';
 import type { StatsReply } from '../helper/protocol.js';
 import { VERSION } from '../version.js';
@@ -110,7 +111,7 @@ Examples:
   cursor-resume helper stop --json`,
     )
     .action(async (options: { json?: boolean }) => {
-      const result = await stopHelper({ env: findingEnv() });
+      const result = await stopHelper({ env: findingEnv(), ...PATIENT });
       if (!result.ok) {
         throw new CliError(`cannot stop the helper: ${result.reason}`);
       }
@@ -154,7 +155,7 @@ Examples:
 }
 
 async function showStatus(options: { json?: boolean }): Promise<void> {
-  const probe = await probeHelper({ env: findingEnv() });
+  const probe = await probeHelper({ env: findingEnv(), ...PATIENT });
   if (!probe.running) {
     if ('error' in probe) {
       throw new CliError(`cannot reach the helper: ${probe.error}`);

@@ -10,7 +10,7 @@ import { CliError, UsageError } from '../errors.js';
 import type { MatchedBranch } from '../cache/types.js';
 import { describeResume, resolveSettings, type Resolved } from '../config.js';
 import { findingEnv, sayIgnoredEnvLimits } from '../turn/helper-env.js';
-import { isSameVersion } from '../helper/client.js';
+import { isSameVersion, PATIENT } from '../helper/client.js';
 import { probeHelper } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
 import { viewCache, type CacheView } from '../turn/cache-view.js';
@@ -92,7 +92,7 @@ Examples:
 // ---- the table ----------------------------------------------------------------
 
 async function listEntries(json: boolean): Promise<void> {
-  const probe = await probeHelper({ env: findingEnv() });
+  const probe = await probeHelper({ env: findingEnv(), ...PATIENT });
   if (!probe.running) {
     if ('error' in probe) {
       throw new CliError(`cannot reach the helper: ${probe.error}`);

@@ -25,6 +25,12 @@ import type {
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 250;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 500;
+/**
+ * Longer deadlines, where waiting costs nobody a turn's time: a person's command (inspect,
+ * evict, helper status and stop) and a forget. A turn that gives up on a slow helper only
+ * misses a resume; these would give a wrong answer, or leave a chat to be resumed wrongly.
+ */
+export const PATIENT: ClientOptions = { connectTimeoutMs: 1_000, requestTimeoutMs: 3_000 };
 
 export type HelperErrorCode =
   /** Nothing listens on the socket (no helper, or a dead one's socket file). */

@@ -13,19 +13,13 @@
 // lookup or a lease. Only a line that can leave no mark either has to say so in any case.
 import type { CallerChat } from '../agent/argv.js';
 import type { Settings } from '../config.js';
-import type { HelperClient } from '../helper/client.js';
+import { PATIENT, type HelperClient } from '../helper/client.js';
 import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
 import { connectHelper } from '../helper/launcher.js';
 import type { RuntimePaths } from '../helper/paths.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import { plural } from '../plural.js';
 import { helperEnv } from './helper-env.js';
-
-/**
- * The deadlines of a forget, longer than a turn's (250 ms to connect, 500 to answer): a helper
- * that is only slow then forgets the one chat, where a mark would make it drop every branch.
- */
-const FORGET_PATIENCE = { connectTimeoutMs: 1_000, requestTimeoutMs: 3_000 };
 
 export interface ForgetOutcome {
   /** Said whatever --verbose is: the cache may still hold the chat (no helper told, no mark left). */
@@ -37,7 +31,9 @@ export interface ForgetOutcome {
 /**
  * Forgets `chat` and `seen`, the chat the stream named (undefined when it named none,
  * or several): every branch when neither names one. What was forgotten, or marked, is
- * said with --verbose. `patient`: wait FORGET_PATIENCE for the helper (else a turn's deadlines).
+ * said with --verbose. `patient`: wait for the helper as a person's command does (PATIENT: a helper
+ * that is only slow then forgets the one chat, where a mark would make it drop every branch),
+ * else a turn's deadlines.
  */
 export async function forgetCallerChat(
   chat: CallerChat,
@@ -53,7 +49,7 @@ export async function forgetCallerChat(
   const done: ForgetOutcome = { failure: null, unanswered: false };
   if (!unnamed && named.length === 0) return done;
   const what = unnamed ? 'the chat' : `chat ${named.join(', ')}`;
-  const connect = () => connectHelper({ start: false, env: helperEnv(settings, env), ...(patient ? FORGET_PATIENCE : {}) });
+  const connect = () => connectHelper({ start: false, env: helperEnv(settings, env), ...(patient ? PATIENT : {}) });
   const saidMarked = (why: string): void =>
     say(`${why}: a mark was left in its place, for the helper to forget ${what} the caller continued`);
   /** A mark in place of a helper that could not be told; a failure only when none could be left. */

@@ -1585,6 +1585,18 @@ test('a stopped helper that comes back while start replaces it: start says one w
   }
 });
 
+test('a helper that is only slow (stalled a second, longer than a turn waits): status, inspect, evict and stop wait for its answer', async (t) => {
+  const w = world(t);
+  for (const args of [['helper', 'status'], ['inspect'], ['evict', '--all'], ['helper', 'stop']]) {
+    const { pid } = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
+    t.after(() => alive(pid) && process.kill(pid, 'SIGCONT'));
+    process.kill(pid, 'SIGSTOP');
+    setTimeout(() => process.kill(pid, 'SIGCONT'), 1_000).unref();
+    const r = await runCli(args, { env: w.env });
+    assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+  }
+});
+
 test('a stopped (SIGSTOP) helper: stop, status and inspect name its socket and what to do; start replaces it and says so', async (t) => {
   const w = world(t);
   const stopped: number[] = [];
