@@ -40,9 +40,12 @@ const OUTCOME_OF: Record<FailureKind, Outcome> = {
   other: 'error',
 };
 
+/** We stopped the run before the caller saw anything: it answered as another chat, or named none. */
+const stoppedUnseen = (run: RunFacts): boolean => run.stopped === 'session-mismatch' || run.stopped === 'unverified';
+
 /** The failure of a run, counting a resumed chat that answered under another ID, or under none, as a failed resume. */
 export function failureOf(run: RunFacts, plan: Plan): FailureKind | null {
-  if (run.stopped === 'session-mismatch' || run.stopped === 'unverified') return 'resume';
+  if (stoppedUnseen(run)) return 'resume';
   const failure = classifyFailure({ code: run.code, signal: run.signal, stderr: run.stderr, errorResult: run.tap.isError });
   if (failure !== null || plan.decision === 'fresh') return failure;
   if (run.tap.sessionId === plan.chatId && !run.tap.sessionChanged) return null;
@@ -150,15 +153,14 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
       failure: kind,
     };
   }
-  // A run we stopped unseen (it answered as another chat, or named none) showed the caller nothing: its own
-  // status means nothing to them. Ended by their signal, the turn ends as cursor-agent signalled before it printed.
-  const unseen = run.stopped === 'session-mismatch' || run.stopped === 'unverified';
+  // A run we stopped unseen showed the caller nothing: its own status means nothing to them. Ended by
+  // their signal, the turn ends as cursor-agent signalled before it printed.
   const callerSignal = run.endedByCaller === 'stdout-closed' ? null : run.endedByCaller;
   const exit = judged.lost
     ? 1
     : run.stopped === 'stdout-closed'
       ? closedStdoutExit()
-      : unseen && callerSignal !== null
+      : stoppedUnseen(run) && callerSignal !== null
         ? signalExit(callerSignal)
         : run.signal
           ? signalExit(run.signal)
