@@ -57,8 +57,8 @@ export type RecordRefusal = 'conflict' | 'gone' | 'busy' | 'too-long' | 'forgott
 
 /**
  * How many chats forgotten by evict(), evictChat(), forgetAll() and forgetBefore() are remembered
- * as such (a few KiB each thousand). The oldest is dropped first, its time then refusing every
- * turn started by it (see #remember).
+ * as such (a few KiB each thousand). The oldest is dropped first, its time then refusing the
+ * whole records of turns started by it (see #remember).
  */
 export const MAX_FORGOTTEN_CHATS = 1024;
 /** How many evicted anchor prefixes are remembered with their time (oldest dropped first, as a chat forgotten is). */
