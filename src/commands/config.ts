@@ -21,7 +21,7 @@ import {
   type Settings,
 } from '../config.js';
 import { envValue } from '../env-value.js';
-import { RuntimeDirError, runtimePaths } from '../helper/paths.js';
+import { checkRuntimeDir, RuntimeDirError, runtimePaths } from '../helper/paths.js';
 import { fields, paint, printJson, table } from '../present.js';
 import { runLine } from '../turn/input.js';
 
@@ -46,7 +46,7 @@ Cursor plugin reads that one too and then resumes by itself, so under OpenCode u
 CURSOR_RESUME_ENABLED or config set resume true.
 
 Exit status: 0; 1 when set or unset cannot write the config file (its folder, or another writer
-holding its lock over 3 s), or get runtimeDir finds the automatic folder cannot hold the socket; 2
+holding its lock over 3 s), or get runtimeDir finds a folder a helper could not use; 2
 for an unknown setting, a value that is not allowed, or a broken config file.
 
 Examples:
@@ -91,8 +91,9 @@ Examples:
       `
 runtimeDir prints the folder the helper's socket is in: when the setting is empty, the one chosen
 automatically (XDG_RUNTIME_DIR/cursor-resume, else TMPDIR/cursor-resume-UID). Exit status: 0; 1 when
-that automatic folder cannot hold the socket (its path would be too long); 2 for an unknown setting
-or a value that is not allowed (a runtimeDir too long for the socket included).
+that automatic folder cannot hold the socket (its path would be too long), or when its path already
+names something a helper would refuse (a file, a symbolic link, another user's folder); 2 for an
+unknown setting or a value that is not allowed (a runtimeDir too long for the socket included).
 
 Examples:
   cursor-resume config get ttlMinutes
@@ -275,10 +276,15 @@ function settingName(name: string): SettingName {
   throw new UsageError(`unknown setting ${JSON.stringify(name)}; the settings are: ${NAMES.join(', ')} (cursor-resume config list)`);
 }
 
-/** The folder a runtimeDir setting names (when empty, the automatic one), if it can hold the helper's socket. */
+/**
+ * The folder a runtimeDir setting names (when empty, the automatic one), if a helper could use it:
+ * its socket's path fits, and what is there already is a folder of ours (none yet is fine).
+ */
 function runtimeFolder(value: string): string {
   try {
-    return runtimePaths({ ...process.env, CURSOR_RESUME_RUNTIME_DIR: value }).dir;
+    const paths = runtimePaths({ ...process.env, CURSOR_RESUME_RUNTIME_DIR: value });
+    checkRuntimeDir(paths, { tighten: false });
+    return paths.dir;
   } catch (error) {
     if (error instanceof RuntimeDirError) throw new CliError(error.message);
     throw error;

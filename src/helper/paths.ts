@@ -84,6 +84,8 @@ export function runtimePaths(env: NodeJS.ProcessEnv = process.env): RuntimePaths
 export interface DirCheckOptions {
   /** The user that must own the folder (default: this process's uid). Tests inject another. */
   uid?: number;
+  /** Make a folder of ours that is open to others private (default). A look that must change nothing passes false. */
+  tighten?: boolean;
 }
 
 /**
@@ -108,7 +110,7 @@ export function ensureRuntimeDir(paths: RuntimePaths, options: DirCheckOptions =
 /**
  * Checks an existing runtime dir without creating it ('missing' if there is
  * none, so `helper status` never creates folders). Tightens a folder we own that
- * is open to others; refuses anything else.
+ * is open to others (unless told not to: a helper would tighten it as it starts); refuses anything else.
  */
 export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = {}): 'ok' | 'missing' {
   const uid = options.uid ?? currentUid();
@@ -134,7 +136,7 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
       `refusing the helper runtime dir ${paths.dir}: it is owned by uid ${stat.uid}, not by you (uid ${uid}). ${hint(paths)}`,
     );
   }
-  if ((stat.mode & 0o077) !== 0) {
+  if ((stat.mode & 0o077) !== 0 && options.tighten !== false) {
     try {
       fs.chmodSync(paths.dir, 0o700);
     } catch (error) {

@@ -4,7 +4,7 @@
 // the stand-in cursor-agent; every helper a test starts is stopped at the end.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
@@ -706,6 +706,41 @@ describe('config', { concurrency: true }, () => {
       tooLong.stderr,
       /^cursor-resume: the helper socket path \S+ is \d+ bytes long, over the Unix limit .*Set CURSOR_RESUME_RUNTIME_DIR/,
     );
+  });
+
+  test('config get runtimeDir refuses, as a helper would, a path that names a file or a symbolic link, and changes nothing', async () => {
+    const place = tempDir('runtime-');
+    const file = join(place, 'a-file');
+    writeFileSync(file, 'kept\n');
+    const link = join(place, 'a-link');
+    symlinkSync(place, link);
+    for (const [dir, what] of [
+      [file, 'it exists but is not a directory'],
+      [link, 'it is a symbolic link, which someone else may control'],
+    ] as const) {
+      const env = { ...world(), CURSOR_RESUME_RUNTIME_DIR: dir };
+      for (const args of [
+        ['config', 'get', 'runtimeDir'],
+        ['config', 'get', 'runtimeDir', '--json'],
+      ]) {
+        const got = await cli(args, env);
+        assert.equal(got.code, 1, `${args.join(' ')} on ${dir}: ${got.stderr}`);
+        assert.equal(got.stdout, '');
+        assert.match(
+          got.stderr,
+          new RegExp(`^cursor-resume: refusing the helper runtime dir ${dir}: ${what}\\. Remove it, or set CURSOR_RESUME_RUNTIME_DIR`),
+        );
+      }
+    }
+    assert.equal(readFileSync(file, 'utf8'), 'kept\n');
+    // A folder of ours open to others is one a helper makes private as it starts: usable, and left as it is by a look.
+    const open = join(place, 'open');
+    mkdirSync(open, { mode: 0o755 });
+    chmodSync(open, 0o755);
+    const got = await cli(['config', 'get', 'runtimeDir'], { ...world(), CURSOR_RESUME_RUNTIME_DIR: open });
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal(got.stdout, `${open}\n`);
+    assert.equal(statSync(open).mode & 0o777, 0o755, 'a get changes no mode');
   });
 
   test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
