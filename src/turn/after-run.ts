@@ -11,6 +11,7 @@ import { callerReply, type StreamTap } from '../agent/stream-tap.js';
 import type { Outcome } from '../cache/types.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { ReplyToolCall } from '../resume/digests.js';
+import { plural } from '../plural.js';
 import { closedStdoutExit } from '../stdout.js';
 import type { Plan } from './plan.js';
 
@@ -173,12 +174,16 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
 
   const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
   const usableChat = isSafeChatId(tap.sessionId) && !tap.sessionChanged;
-  if (complete && usableChat) {
-    // A text or json caller gets the answer as its text alone: it cannot echo the calls cursor ran
-    // itself. A stream-json caller saw them, and may take them for its own (the OpenCode plugin does,
-    // and makes calls of a bridge envelope that nothing followed).
-    const streamed = plan.callerFormat === 'stream-json';
-    const bridged = tap.bridgeCalls !== undefined && !tap.pastCalls && tap.replyText !== undefined;
+  // A text or json caller gets the answer as its text alone: it cannot echo the calls cursor ran
+  // itself. A stream-json caller saw them, and may take them for its own (the OpenCode plugin does,
+  // and makes calls of a bridge envelope that nothing followed).
+  const streamed = plan.callerFormat === 'stream-json';
+  const bridged = tap.bridgeCalls !== undefined && !tap.pastCalls && tap.replyText !== undefined;
+  // Calls the stream went on past were run by cursor itself, and its chat holds their results. A caller
+  // that saw them sends their results too (the plugin runs each call it sees): a delta would give the
+  // chat a second result of each call, and for a shell call the command's second run.
+  const ranItself = complete && usableChat && streamed && !bridged && tap.toolCalls.length > 0 && tap.pastCalls;
+  if (complete && usableChat && !ranItself) {
     return done({
       kind: 'record',
       chatId: tap.sessionId as string,
@@ -191,13 +196,15 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: text!, calls }, ended: 'tool-calls' });
   }
   const unusable = (complete || handover) && !usableChat;
-  const say = unusable
-    ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}`
-    : null;
+  const say = ranItself
+    ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
+    : unusable
+      ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}`
+      : null;
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
   if (!resumed || judged.failure === 'resume') return done(null, say);
   // The chat's history is unknown once the model began answering, or when the turn was cut short.
   const unknown = tap.answerStarted || run.signal !== null || run.stopped !== null || run.endedByCaller !== null;
-  const outcome: Outcome = judged.failure ? OUTCOME_OF[judged.failure] : run.stopped ? 'interrupted' : 'error';
+  const outcome: Outcome = judged.failure ? OUTCOME_OF[judged.failure] : run.stopped ? 'interrupted' : ranItself ? 'success' : 'error';
   return done({ kind: 'release', outcome, state: unknown ? 'unknown' : 'ok' }, say);
 }

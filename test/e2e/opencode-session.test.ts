@@ -3,13 +3,14 @@
 // cursor-resume in front of the stand-in cursor-agent. It flattens every request, kills the
 // agent with SIGTERM at each tool call, and sends the tool's result as the next request.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, sandboxEnv, tempDir } from '../support/cli.js';
 import { printedBy, readJsonLines } from '../support/json-lines.js';
 import { readRuns, runCallerPerTurn, stdoutOf } from '../support/opencode-caller.js';
 import { stopHelpersAt } from '../support/hardening.js';
+import { ChatStore, configDir } from '../fixtures/stand-in/chat-store.js';
 
 /** Turn 2's notes lead to a second call (two in a row inside one user turn); turn 4 makes one more. */
 const SESSION = [
@@ -54,7 +55,8 @@ async function session(pluginResume: boolean, turns: string[] = SESSION, mode?: 
   const received = readJsonLines<{ event: string; argv: string[]; stdinBase64: string | null }>(files.log).filter(
     (e) => e.event === 'invoke',
   );
-  return { runs, traces, printed: [...printed.values()], received };
+  const store = new ChatStore(configDir(env), realpathSync(workspace));
+  return { runs, traces, printed: [...printed.values()], received, store };
 }
 
 describe('the OpenCode plugin as the caller, one process per turn', () => {
@@ -82,17 +84,33 @@ describe('the OpenCode plugin as the caller, one process per turn', () => {
     for (const fact of ['codeword ALPHA', 'codeword CHARLIE', 'codeword BRAVO']) assert.ok(reply.includes(fact), `${fact} in: ${reply}`);
   });
 
-  test("the plugin's SIGTERM at a tool call of a cursor-agent that ends at once (it ran the tool itself): traced, recorded, exit cursor-agent's", async () => {
+  test("the plugin's SIGTERM at a tool call of a cursor-agent that ends at once (it ran the tool itself): traced, exit cursor-agent's, not recorded, so no chat gets a call's result twice", async () => {
     // The SIGTERM mostly comes once cursor-agent has ended (its output held while the chat was
     // placed); on a loaded machine it may still reach it, which then exits 0 as asked (signal-exit).
     // run.test.ts ("a signal after cursor-agent ended") makes the late case certain.
-    const { runs, traces } = await session(false, SESSION.slice(1, 3), 'tool-wait=0,signal-exit=0');
+    const { runs, traces, store } = await session(false, SESSION.slice(1, 3), 'tool-wait=0,signal-exit=0');
     const chats = runs.map((r, i) => ({ ...r, trace: traces[i] })).filter((r) => r.kind === 'chat');
     assert.equal(traces.length, runs.length, 'one trace line per agent run, the signalled one included');
     const signalled = chats.filter((r) => r.killedAfterToolCall);
     assert.equal(signalled.length, 2, "both tool calls of turn 2 (the notes' own call included)");
     for (const r of signalled) assert.deepEqual([r.signal, r.exitCode], [null, 0], "cursor-agent's exit, not the late signal's");
-    for (const r of chats.slice(1)) assert.deepEqual([r.turn, r.trace!.decision], [r.turn, 'resume-delta'], 'the record landed');
+    // The chat that ran a call holds its result: the plugin's result of it goes to a fresh chat, never a second time to that one.
+    let results = 0;
+    for (const r of chats) {
+      const answered = new Set<string>();
+      for (const t of store.read(r.sessionId!)!.turns) {
+        for (const [, id] of t.prompt.matchAll(/^TOOL_RESULT \(name: [^,]*, call_id: ([^)]*)\)/gm)) {
+          results++;
+          assert.ok(!answered.has(id!), `chat ${r.sessionId} was sent the result of ${id}, a call it had run itself`);
+        }
+        for (const c of t.toolCalls) if (c.result !== null) answered.add(c.callId);
+      }
+    }
+    assert.ok(results >= 2, 'the results of both calls reached cursor-agent');
+    for (const [i, r] of chats.entries()) {
+      if (i > 0 && chats[i - 1]!.killedAfterToolCall) assert.equal(r.trace!.decision, 'fresh', `run ${i + 1}, turn ${r.turn}`);
+    }
+    assert.equal(chats.at(-1)!.trace!.decision, 'resume-delta', 'a turn that ended with no call of its own is recorded and resumed');
   });
 
   test("a file written through the plugin's bridge (a reply that is one JSON envelope, made a call by the plugin): the request with its result resumes", async () => {

@@ -449,7 +449,7 @@ describe('passthrough', () => {
   });
 
   test('a turn in which cursor ran its own tools: a text or json caller, who saw no calls, is resumed after with the answer it got', async () => {
-    // A stream-json caller saw the calls and may echo them (opencode-session.test.ts): its record keeps them.
+    // A stream-json caller saw the calls and may answer them: such a turn is not recorded (opencode-session.test.ts).
     const answerOf: Record<string, (stdout: string) => string> = {
       text: (stdout) => stdout,
       json: (stdout) => (JSON.parse(stdout) as { result: string }).result,

@@ -200,6 +200,33 @@ describe('settle', () => {
     });
     assert.equal(settled({ ...fresh, callerFormat: 'text' }, run(killed, calls)).update, null);
   });
+  test('a finished turn whose stream went past its calls (cursor ran them itself) is not recorded for a stream-json caller, who may answer them again', () => {
+    const ran = { toolCalls: [{ id: 'call_1', name: 'read' }], pastCalls: true };
+    // Whether the caller's signal came too late to matter, or never came.
+    for (const over of [{}, { endedByCaller: 'SIGTERM' as const }]) {
+      const once = settled(fresh, run(over, ran));
+      assert.equal(once.update, null, 'a fresh chat: nothing recorded');
+      assert.equal(once.say, 'not recorded: cursor ran 1 tool call itself, which a caller that saw it may answer again');
+      assert.deepEqual(
+        settled(resumed, run(over, ran)).update,
+        { kind: 'release', outcome: 'success', state: 'unknown' },
+        'a resumed one: unknown',
+      );
+      assert.equal(once.exit, 0);
+      assert.equal(once.failure, null);
+    }
+    const two = settled(fresh, run({}, { ...ran, toolCalls: [...ran.toolCalls, { id: 'call_2', name: 'shell' }] }));
+    assert.equal(two.say, 'not recorded: cursor ran 2 tool calls itself, which a caller that saw them may answer again');
+    // A text or json caller never saw the calls, so cannot answer them: recorded by its text, as before.
+    for (const callerFormat of ['text', 'json'] as const) {
+      assert.deepEqual(settled({ ...fresh, callerFormat }, run({}, ran)).update, {
+        kind: 'record',
+        chatId: 'chat-1',
+        reply: { text: 'the answer', calls: [] },
+        ended: 'result',
+      });
+    }
+  });
   test("a bridge envelope is recorded as the plugin's calls with no text: ended there by the caller, or finished before it could", () => {
     const envelope = '{"name":"write","arguments":{"path":"a.txt","content":"x"}}';
     const bridgeCalls = [{ id: 'call_bridge_0123456789ab', name: 'write' }];
