@@ -17,6 +17,11 @@ export type DecisionKind = 'fresh' | 'resume-delta' | 'resume-full';
 
 export interface DecideSettings {
   enabled: boolean;
+  /**
+   * OpenCode's Cursor plugin resumes by itself (the shared switch is on): it continues the chat it
+   * remembers for its session, proof or not, so a chat we continued for another session could take its turn.
+   */
+  pluginResumes: boolean;
   /** When the chat is proven but the new messages cannot go as text: resume it with the full prompt, or start fresh. */
   unsafeDelta: 'fresh' | 'resume-full';
 }
@@ -217,6 +222,7 @@ export function decide(input: DecideInput): Decision {
       `${REASONS['side-call']} (matched /${analysis.sideCall.pattern}/ in the first ${analysis.sideCall.role} message)`,
     );
   }
+  if (settings.pluginResumes && analysis.conversation.shape === 'opencode-text') return fresh('plugin-resumes', false);
   const { anchor } = analysis;
   if (anchor === null) return fresh('no-anchor', false);
   if (input.branches === null) return fresh('no-cache', false);

@@ -5,6 +5,8 @@ export const REASONS = {
   'plain-text': 'the transcript is plain text, whose structure cannot be proven',
   'caller-resume': 'the caller chose a chat itself with --resume or --continue; a run forgets what the cache held of that chat',
   'side-call': 'a title or other metadata prompt: it never resumes and never touches the cache',
+  'plugin-resumes':
+    "OpenCode's Cursor plugin resumes chats itself (CURSOR_ACP_SESSION_RESUME is on): a chat cursor-resume continued could be one the plugin continues for another session, so its prompts are passed on as they are",
   'no-anchor': 'the conversation has no real user message to anchor it',
   'no-cache': 'the helper could not be reached, so nothing is known about earlier turns',
   'no-entry': 'no earlier turn of this conversation is known',

@@ -6,6 +6,7 @@ import type { Settings } from '../config.js';
 import { concreteModel } from '../transcript/model.js';
 import { bridgeOfferIn, type BridgeOffer } from '../resume/bridge-calls.js';
 import { analyze, decide, type Analysis, type Decision, type ResumeDecision } from '../resume/decide.js';
+import { SHARED_SWITCH, sharedSwitchOn } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
 import { compileSideCallPatterns } from '../resume/side-call.js';
 import type { Conversation } from '../transcript/types.js';
@@ -58,9 +59,15 @@ export function cacheUse(analysis: Analysis, context: TurnContext): { asked: tru
   if (analysis.conversation.shape === 'text') return { asked: false, why: 'plain text is never resumed' };
   if (!context.settings.resume) return { asked: false, why: 'resume is off' };
   if (analysis.sideCall) return { asked: false, why: 'a side call never touches the cache' };
+  if (pluginResumes(context) && analysis.conversation.shape === 'opencode-text') {
+    return { asked: false, why: "OpenCode's plugin resumes by itself" };
+  }
   if (analysis.anchor === null) return { asked: false, why: 'there is no anchor' };
   return { asked: true, anchor: analysis.anchor };
 }
+
+/** The shared switch is on where the caller runs: OpenCode's plugin, which reads it too, then resumes by itself. */
+const pluginResumes = (context: TurnContext): boolean => sharedSwitchOn(context.env[SHARED_SWITCH] ?? '');
 
 export function planTurn(
   analysis: Analysis,
@@ -71,6 +78,7 @@ export function planTurn(
     analysis,
     settings: {
       enabled: context.settings.resume,
+      pluginResumes: pluginResumes(context),
       unsafeDelta: context.settings.unsafeDelta,
     },
     callerResume: context.caller.callerResume,

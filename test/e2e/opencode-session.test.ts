@@ -138,10 +138,19 @@ describe('the OpenCode plugin as the caller, one process per turn', () => {
     }
   });
 
-  test('its own resume on: what it resumes itself reaches cursor-agent untouched (caller-resume)', async () => {
+  test('its own resume on: what it resumes itself reaches cursor-agent untouched (caller-resume), and we resume none of its prompts (plugin-resumes)', async () => {
     const { runs, traces, received } = await session(true);
-    const byCaller = runs.map((r, i) => ({ ...r, trace: traces[i]! })).filter((r) => r.passedResume);
+    const traced = runs.map((r, i) => ({ ...r, trace: traces[i]! }));
+    const byCaller = traced.filter((r) => r.passedResume);
     assert.ok(byCaller.length >= 3, 'the plugin resumes its tool results itself');
+    // Two resumers of one chat could each send a turn the other's proof never saw: the plugin's prompts go on as they came.
+    for (const r of traced.filter((r) => r.kind === 'chat' && !r.passedResume)) {
+      assert.deepEqual([r.turn, r.trace.decision, r.trace.reason], [r.turn, 'fresh', 'plugin-resumes']);
+      assert.ok(
+        received.some((e) => e.stdinBase64 === r.stdinBase64 && JSON.stringify(e.argv) === JSON.stringify(r.argv)),
+        `turn ${r.turn}: the full prompt reached cursor-agent as it came`,
+      );
+    }
     for (const r of byCaller) {
       assert.deepEqual([r.trace.decision, r.trace.reason], ['fresh', 'caller-resume']);
       assert.ok(

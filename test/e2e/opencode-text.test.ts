@@ -24,7 +24,14 @@ function session() {
   const workspace = tempDir('cr-ws-');
   const log = join(tempDir('cr-log-'), 'agent.jsonl');
   const trace = join(tempDir('cr-trace-'), 'trace.jsonl');
-  const env = { ...world(), CURSOR_STAND_IN_LOG: log, CURSOR_RESUME_TRACE: trace };
+  // Our own switch, the plugin's off, as the README asks for OpenCode (with the plugin's on, none of its prompts is resumed).
+  const env = {
+    ...world(),
+    CURSOR_ACP_SESSION_RESUME: '0',
+    CURSOR_RESUME_ENABLED: '1',
+    CURSOR_STAND_IN_LOG: log,
+    CURSOR_RESUME_TRACE: trace,
+  };
   const first = readFileSync(new URL('turn1-off-chat.txt', FIXTURES), 'utf8').replaceAll('@WORKSPACE@', workspace);
   return {
     workspace,
@@ -119,8 +126,9 @@ describe("the OpenCode plugin's prompt, resumed", () => {
       'turn4-off-chat.txt',
     ];
     const expect = 'fresh:side-call,fresh:no-entry,resume-delta,resume-delta,resume-delta,resume-delta';
-    const r = await runCli(['simulate', '--resume-on', '--json', '--expect', expect, ...files.map((f) => new URL(f, FIXTURES).pathname)], {
-      env: world(),
+    const paths = files.map((f) => new URL(f, FIXTURES).pathname);
+    const r = await runCli(['simulate', '--resume-on', '--json', '--expect', expect, ...paths], {
+      env: { ...world(), CURSOR_ACP_SESSION_RESUME: '0' },
     });
     assert.equal(r.code, 0, r.stderr);
     const data = JSON.parse(r.stdout);
@@ -136,6 +144,13 @@ describe("the OpenCode plugin's prompt, resumed", () => {
       data.turns.map((t: { fullPromptBytes: number }) => t.fullPromptBytes),
       sizes(files),
     );
+    // With the plugin's own resume on, as a run would: none of its prompts resumed, nothing recorded.
+    const pluginOn =
+      'fresh:side-call,fresh:plugin-resumes,fresh:plugin-resumes,fresh:plugin-resumes,fresh:plugin-resumes,fresh:plugin-resumes';
+    const on = await runCli(['simulate', '--resume-on', '--expect', pluginOn, ...paths], {
+      env: { ...world(), CURSOR_ACP_SESSION_RESUME: '1' },
+    });
+    assert.equal(on.code, 0, on.stderr);
   });
 
   test('plain text that is not in the layout: inspect says why, and the prompt goes as it came', async () => {

@@ -173,7 +173,8 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
 });
 `,
     );
-    const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1', CURSOR_RESUME_AGENT: agent, CURSOR_RESUME_TRACE: trace });
+    // Our own switch, as the README asks for OpenCode: with the plugin's on, its prompts are never resumed.
+    const env = sandboxEnv({ CURSOR_RESUME_ENABLED: '1', CURSOR_RESUME_AGENT: agent, CURSOR_RESUME_TRACE: trace });
     const bridge = `${WRITE_BRIDGE}\n\nUSER: write notes.md`;
     const withWrite = `${bridge}\n\nASSISTANT: tool_call(id: ${id}, name: write, args: {"filePath":"notes.md","content":"42"})\n\nTOOL_RESULT (name: write, call_id: ${id}): Wrote file successfully.\n\n${CLOSING}`;
 

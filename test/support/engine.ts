@@ -8,7 +8,7 @@ import { parseTranscript } from '../../src/transcript/parse.js';
 
 /** No configured side-call patterns: OpenCode's title requests are detected all the same. */
 export const PATTERNS: RegExp[] = [];
-export const ON: DecideSettings = { enabled: true, unsafeDelta: 'fresh' };
+export const ON: DecideSettings = { enabled: true, pluginResumes: false, unsafeDelta: 'fresh' };
 
 export type Msg = Record<string, unknown>;
 export const sys = (content: unknown): Msg => ({ role: 'system', content });

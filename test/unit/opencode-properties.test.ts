@@ -242,7 +242,7 @@ function resumesOnlyWhatTheChatKnows(
   const a2 = analysisOf(prompt(c2, { ...f2, tools: f1.tools }));
   const d = decide({
     analysis: a2,
-    settings: { enabled: true, unsafeDelta },
+    settings: { enabled: true, pluginResumes: false, unsafeDelta },
     callerResume: false,
     branches: [matchedTo(branchFrom(a1, { text: r.text, toolCalls: r.calls }), a2)],
     missingChats: new Set(),
@@ -310,7 +310,7 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
           const a2 = analysisOf(prompt(c2, { ...f2, tools: f1.tools }));
           const d = decide({
             analysis: a2,
-            settings: { enabled: true, unsafeDelta: 'fresh' },
+            settings: { enabled: true, pluginResumes: false, unsafeDelta: 'fresh' },
             callerResume: false,
             branches: [matchedTo(branchFrom(a1, { text: r.text, toolCalls: r.calls }), a2)],
             missingChats: new Set(),
@@ -342,7 +342,7 @@ describe("the plugin's layout: look-alike heads never make a wrong resume", () =
           const a2 = analysisOf(prompt([...c1, kept, ...results], { ...f2, tools: f1.tools }));
           const d = decide({
             analysis: a2,
-            settings: { enabled: true, unsafeDelta: 'fresh' },
+            settings: { enabled: true, pluginResumes: false, unsafeDelta: 'fresh' },
             callerResume: false,
             branches: [matchedTo(branchFrom(a1, { text: said, toolCalls: calls }), a2)],
             missingChats: new Set(),

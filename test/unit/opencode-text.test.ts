@@ -220,6 +220,30 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
       assert.equal(d.prompt, sameCall(fixture(own[turn - 1]!)), OFF[turn]);
     }
   });
+  test("with the plugin's own resume on, its prompts are passed on as they are: a chat it continues by itself must not be one we continued", () => {
+    const asked = (text: string, branches: KnownBranch[], pluginResumes: boolean): Decision => {
+      const analysis = analysisOf(text);
+      const settings = { ...ON, pluginResumes };
+      return decide({
+        analysis,
+        settings,
+        callerResume: false,
+        branches: branches.map((b) => matchedTo(b, analysis)),
+        missingChats: new Set(),
+      });
+    };
+    for (let turn = 0; turn < OFF.length; turn++) {
+      const d = asked(fixture(OFF[turn]!), turn === 0 ? [] : branches(turn), true);
+      assert.deepEqual([d.decision, d.reason, d.record], ['fresh', 'plugin-resumes', false], OFF[turn]);
+      assert.equal(d.prompt, fixture(OFF[turn]!), "the caller's bytes");
+      assert.notEqual(asked(fixture(OFF[turn]!), turn === 0 ? [] : branches(turn), false).reason, 'plugin-resumes');
+    }
+    // Its title requests are side calls still; a JSON transcript or plain text is not the plugin's to resume.
+    assert.equal(asked(fixture('turn1-off-title.txt'), [], true).reason, 'side-call');
+    assert.equal(asked('remember: x', [], true).reason, 'plain-text');
+    const json = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(asked(json, [], true).reason, 'no-entry');
+  });
   test("a bridge call (the plugin's call made of a JSON envelope) is proven by its id, the envelope shown beside it as text or not", () => {
     const envelope = '{"name":"write","arguments":{"path":"notes.md","content":"hello\\n"}}';
     const bridge = { id: 'call_bridge_52274da11c20', name: 'write' };
@@ -336,7 +360,7 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
 describe("what cursor-agent reads: the caller's bytes whenever the prompt goes whole, the delta otherwise", () => {
   const bytes = readFileSync(new URL(OFF[1]!, FIXTURES));
   const planWith = (unsafeDelta: 'fresh' | 'resume-full', branches: KnownBranch[], callerArgs: string[] = []) => {
-    const env = { CURSOR_ACP_SESSION_RESUME: '1' };
+    const env = { CURSOR_RESUME_ENABLED: '1' };
     const settings = { ...resolveSettings(env, {}, {}).settings, unsafeDelta };
     const context: TurnContext = {
       caller: parseCallerArgs(['--print', '--output-format', 'stream-json', '--model', 'auto', ...callerArgs]),

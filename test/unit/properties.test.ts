@@ -361,7 +361,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
           const analysis = analysisOf(body(next.messages, next.tools, [...repr].reverse(), mutations.length));
           const decision: Decision = decide({
             analysis,
-            settings: { enabled: true, unsafeDelta },
+            settings: { enabled: true, pluginResumes: false, unsafeDelta },
             callerResume: false,
             branches: branches.map((b) => matchedTo(b.branch, analysis)),
             missingChats: new Set(missing && idB !== undefined ? [idB] : []),
@@ -421,7 +421,7 @@ describe('the decision engine, on random conversations, edits, branches and tool
           const analysis = analysisOf(body(next, tools, [...repr].reverse(), 3));
           const d = decide({
             analysis,
-            settings: { enabled: true, unsafeDelta: 'fresh' },
+            settings: { enabled: true, pluginResumes: false, unsafeDelta: 'fresh' },
             callerResume: false,
             branches: [matchedTo(main.branch, analysis)],
             missingChats: new Set(),
@@ -552,7 +552,7 @@ describe('the parser never throws anything but its own clear error', () => {
     const known = knowing(analysis.digests.slice(0, Math.max(0, analysis.digests.length - 1)));
     decide({
       analysis,
-      settings: { enabled: true, unsafeDelta: 'resume-full' },
+      settings: { enabled: true, pluginResumes: false, unsafeDelta: 'resume-full' },
       callerResume: false,
       branches: [
         matchedTo(
