@@ -4,7 +4,7 @@
 // Loaded only by `config set` / `config unset`: conf brings a JSON schema validator
 // along, which nothing else needs. The file is exactly configFile(), the one the run
 // path reads with readConfigFile.
-import { mkdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import Conf from 'conf';
 import { lock } from 'proper-lockfile';
 import { BrokenConfigFile, configDir, configFile, readConfigObject } from './config.js';
@@ -45,7 +45,7 @@ export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Prom
         if (!(error instanceof BrokenConfigFile)) throw error;
         const kept = `${path}.broken-${new Date().toISOString().replace(/[:.]/g, '-')}`;
         renameSync(path, kept);
-        setAside = `the config file ${path} ${error.problem}: it was kept as ${kept}, and a new one started`;
+        setAside = `the config file ${path} ${error.problem}: it was kept as ${kept}`;
       }
       const file: ConfigFile = new Conf({
         cwd: configDir(),
@@ -57,6 +57,8 @@ export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Prom
       // One file, one truth: if conf ever resolved another path, runs would not see what we wrote.
       if (file.path !== path) throw new Error(`conf writes ${file.path}, but runs read ${path}`);
       const result = change(file);
+      // conf writes only what changed: a new file was started only if there is one now.
+      if (setAside !== undefined && existsSync(path)) setAside += ', and a new one started';
       return setAside === undefined ? { result, path } : { result, path, setAside };
     });
   } finally {

@@ -49,10 +49,11 @@ function usableRuntimeDir(dir: string): boolean {
 const seedLimit = (max: number) =>
   z
     .number('must be a number')
+    // The bounds first: a number too large to be exact (1e20) is not whole to z.int, but too large is what it is.
     .check(
-      z.int('must be a whole number'),
-      z.gte(1, 'must be at least 1'),
       z.lte(max, `must be at most ${max}: the limit may be lowered, never raised`),
+      z.gte(1, 'must be at least 1'),
+      z.int('must be a whole number'),
     );
 
 const isBoolean = (v: unknown): boolean => typeof v === 'boolean';
@@ -255,7 +256,9 @@ export class UnreadableConfigFile extends ConfigError {
     const advice =
       code === 'ENOTDIR'
         ? 'one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own'
-        : 'make it a file you can read';
+        : reason === TOO_LARGE
+          ? 'a config file holds a few hundred bytes: move that one away, or point XDG_CONFIG_HOME at another folder'
+          : 'make it a file you can read';
     super(`cannot read the config file ${path} (${reason}); ${advice}`);
     this.advice = advice;
   }

@@ -9,12 +9,14 @@ import type { Command } from 'commander';
 import { CliError, ConfigError, UsageError } from '../errors.js';
 import { passJsonOn } from './json-option.js';
 import {
+  BrokenConfigFile,
   SETTINGS,
   configFile,
   describeResume,
   isSettingName,
   parseSettingText,
   readConfigFile,
+  readConfigObject,
   resolveSettings,
   validateSetting,
   type SettingName,
@@ -154,6 +156,8 @@ Examples:
         process.stdout.write(`${name} is not set (there is no config file ${path})\n`);
         return;
       }
+      // A name that is no setting is one only a readable file can hold: a slip must not set a broken file aside.
+      if (!isSettingName(name) && !holds(path, name)) settingName(name);
       const { changeConfigFile } = await import('../config-store.js');
       const { result: removed, setAside } = await changeConfigFile((file) => {
         if (!file.has(name)) return false;
@@ -268,6 +272,16 @@ function checkAgent(agent: string): void {
   if (process.argv[1] !== undefined && realpathSync(file) === realpathSync(process.argv[1])) {
     const what = file === agent ? agent : `${JSON.stringify(agent)} (${file} on PATH)`;
     throw new ConfigError(`agent (config set): ${what} is cursor-resume itself, which would call itself without end; ${fix}`);
+  }
+}
+
+/** Whether the config file holds `name`; a file that cannot be read as an object holds nothing one can name. */
+function holds(path: string, name: string): boolean {
+  try {
+    return Object.hasOwn(readConfigObject(path), name);
+  } catch (error) {
+    if (error instanceof BrokenConfigFile) return false;
+    throw error;
   }
 }
 

@@ -645,7 +645,7 @@ describe('config', { concurrency: true }, () => {
       assert.equal(out.code, 2, out.stderr);
       assert.equal(
         out.stderr,
-        `cursor-resume: cannot read the config file ${file} (it is larger than 4 MiB); make it a file you can read\n`,
+        `cursor-resume: cannot read the config file ${file} (it is larger than 4 MiB); a config file holds a few hundred bytes: move that one away, or point XDG_CONFIG_HOME at another folder\n`,
       );
       const r = await new Conversation(env).turn('hello');
       assert.equal(r.code, 0, r.stderr);
@@ -836,6 +836,9 @@ describe('config', { concurrency: true }, () => {
       ],
       [['config', 'set', 'maxEntries', '65'], /maxEntries \(config set\): must be at most 64/],
       [['config', 'set', 'maxEntries', '0'], /maxEntries \(config set\): must be at least 1/],
+      // Too large to be exact (1e20), which is not whole to a number check: too large is what it is.
+      [['config', 'set', 'ttlMinutes', '99999999999999999999'], /ttlMinutes \(config set\): must be at most 60: the limit may be lowered/],
+      [['config', 'set', 'maxEntries', '-99999999999999999999'], /maxEntries \(config set\): must be at least 1/],
       [['config', 'set', 'ttlMinutes', 'soon'], /ttlMinutes \(config set\): "soon" is not a whole number/],
       [
         ['config', 'set', 'retryFresh', 'maybe'],

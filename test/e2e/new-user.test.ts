@@ -165,6 +165,25 @@ describe('a config file with a JSON syntax error', () => {
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { verbose: true });
     assert.equal((await runCli(['config', 'list'], { env })).code, 0);
   });
+
+  test('config unset of a name that is no setting is refused (exit 2) and leaves a broken file where it is; of a setting, sets it aside and starts no file', async () => {
+    const env = sandboxEnv();
+    const file = writeConfig(env, broken);
+    const slip = await runCli(['config', 'unset', 'ttlMinuts'], { env });
+    assert.equal(slip.code, 2);
+    assert.equal(slip.stdout, '');
+    assert.match(slip.stderr, /^cursor-resume: unknown setting "ttlMinuts"; the settings are: /);
+    assert.equal(readFileSync(file, 'utf8'), broken, 'the file as it was, where it was');
+    assert.deepEqual(readdirSync(join(file, '..')), ['config.json']);
+    const unset = await runCli(['config', 'unset', 'ttlMinutes'], { env });
+    assert.equal(unset.code, 0, unset.stderr);
+    const kept = readdirSync(join(file, '..')).filter((f) => f.startsWith('config.json.broken-'));
+    assert.equal(kept.length, 1);
+    assert.equal(readFileSync(join(file, '..', kept[0]!), 'utf8'), broken, 'nothing lost');
+    assert.equal(existsSync(file), false, 'nothing to write: no new file');
+    assert.match(unset.stderr, /^cursor-resume: note: the config file \S+ is not valid JSON: [^\n]*: it was kept as \S+\n$/);
+    assert.equal(unset.stdout, `ttlMinutes is not set in ${file}\n`);
+  });
 });
 
 describe('a workspace that does not exist, or is a file', () => {
