@@ -125,6 +125,29 @@ describe('a slip of one of our commands or flags', () => {
     });
   }
 
+  test('--our-version after another word: exit 2, one line saying it goes first, nothing run', async () => {
+    for (const args of [
+      ['--print', '--our-version'],
+      ['--dry-run', '--our-version'],
+      ['--verbose', '--our-version=1'],
+    ]) {
+      const log = join(tempDir(), 'agent.jsonl');
+      const r = await runCli(args, {
+        env: sandboxEnv({ CURSOR_STAND_IN_LOG: log }),
+        input: '{"messages":[{"role":"user","content":"hi"}]}',
+      });
+      assert.deepEqual(
+        [r.code, r.stderr, r.stdout],
+        [2, 'cursor-resume: --our-version goes alone, as the first word: cursor-resume --our-version. Nothing was run\n', ''],
+        args.join(' '),
+      );
+      assert.deepEqual(readLog(log), [], 'cursor-agent never ran');
+    }
+    // After "--" every word is cursor-agent's.
+    const passed = await runCli(['--', '--our-version'], { env: sandboxEnv({ CURSOR_RESUME_AGENT: echoAgent() }) });
+    assert.equal(passed.stdout.split('\n')[0], 'argv:-- --our-version');
+  });
+
   test("cursor-agent's own words and flags near ours still go to it: help, --version, --force, a prompt", async () => {
     const env = sandboxEnv({ CURSOR_RESUME_AGENT: echoAgent() });
     for (const args of [['help'], ['--version'], ['--force', 'status'], ['--print', 'inspect the helper'], ['helpers are nice']]) {
