@@ -42,7 +42,8 @@ Environment (tests and advanced use):
                               (default 30000, 100 to 3600000)
 The first two are read by a run or helper start, not by the helper: like config ttlMinutes and
 maxEntries they only lower the limits, which a run (or helper start) sends to the helper it connects
-to. The last two are the helper's own.
+to. The last two are the helper's own, read as it starts, which says nothing of them: a value that
+is not a positive number means the default, and one outside 100 to 3600000 the nearest bound.
 
 Examples:
   cursor-resume helper status
