@@ -174,7 +174,8 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     let told = false;
     const onToolCall = options.onToolCall;
     const tell = (): void => {
-      if (told || !onToolCall || callerReply(tap).calls.length === 0) return;
+      // A call its chat may not hold yet ends no turn (after-run.ts, handedOver): nothing to place for it.
+      if (told || !onToolCall || callerReply(tap).calls.length === 0 || (tap.bridgeCalls === undefined && tap.unheldCall)) return;
       told = true;
       const telling = onToolCall(tap).then(
         () => {},

@@ -34,6 +34,17 @@ function toolName(toolCall: unknown): string {
 }
 
 /**
+ * A call of Cursor's own tools (`readToolCall`, `shellToolCall`, ...: those the OpenCode plugin
+ * takes for its own): the chat holds the turn up to such a call once it has started. Of a
+ * `function` or MCP call, which cursor-agent runs itself, that is not known before it completes.
+ */
+function heldAtStart(toolCall: unknown): boolean {
+  if (!isJsonObject(toolCall)) return false;
+  const kind = Object.keys(toolCall)[0];
+  return kind !== undefined && kind !== 'mcpToolCall' && kind.endsWith('ToolCall');
+}
+
+/**
  * Cursor's reply so far as the caller sees it: the text streamed and the tool_call events,
  * or for a bridge envelope the plugin's calls and no text (it never shows the envelope).
  * The text is undefined once too long to follow.
@@ -69,6 +80,8 @@ export class StreamTap {
    * a tool itself or answered on, so its chat no longer ends at those calls.
    */
   pastCalls = false;
+  /** A call started that its chat is not known to hold before it completes (heldAtStart): a run ended there is no handover. */
+  unheldCall = false;
   /** Cursor's reply text as it streamed (what a caller that stops at a tool call has seen); undefined past MAX_TAP_REPLY_TEXT. */
   replyText: string | undefined = '';
   /**
@@ -173,6 +186,7 @@ export class StreamTap {
         if (this.bridgeCalls) this.pastCalls = true;
         else if (event.subtype === 'started' && typeof event.call_id === 'string' && this.toolCalls.length < MAX_TAP_TOOL_CALLS) {
           this.toolCalls.push({ id: event.call_id, name: toolName(event.tool_call) });
+          if (!heldAtStart(event.tool_call)) this.unheldCall = true;
         } else if (this.toolCalls.length > 0) this.pastCalls = true;
         return;
       case 'assistant':

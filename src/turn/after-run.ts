@@ -22,7 +22,7 @@ export type RunFacts = Pick<
 > & {
   tap: Pick<
     StreamTap,
-    'sessionId' | 'sessionChanged' | 'answerStarted' | 'results' | 'isError' | 'resultText' | 'replyText' | 'pastCalls'
+    'sessionId' | 'sessionChanged' | 'answerStarted' | 'results' | 'isError' | 'resultText' | 'replyText' | 'pastCalls' | 'unheldCall'
   > & {
     toolCalls: ReadonlyArray<ReplyToolCall>;
     bridgeCalls?: ReadonlyArray<ReplyToolCall> | undefined;
@@ -134,6 +134,8 @@ function handedOver(run: RunFacts, plan: Plan): boolean {
     plan.callerFormat === 'stream-json' &&
     callerReply(tap).calls.length > 0 &&
     !tap.pastCalls &&
+    // A bridge's calls are the plugin's, made of text the chat holds; a call cursor-agent runs itself may not be held yet.
+    (tap.bridgeCalls !== undefined || !tap.unheldCall) &&
     tap.replyText !== undefined &&
     tap.results === 0 &&
     (run.stopped === null || run.stopped === 'stdout-closed') &&

@@ -9,7 +9,7 @@ import { readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, runCli, sandboxEnv, scriptAgent, tempDir } from '../support/cli.js';
-import { STREAM_ARGS } from '../support/conversation.js';
+import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { readJsonLines } from '../support/json-lines.js';
 import { helperPids } from '../support/processes.js';
 import { CLOSING, WRITE_BRIDGE } from '../fixtures/opencode-caller/layout.js';
@@ -227,6 +227,26 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
     const plan = await runCli(['--dry-run', ...STREAM_ARGS], { input: body(withResult), env });
     assert.equal(plan.code, 0, plan.stderr);
     assert.deepEqual([JSON.parse(plan.stdout).decision, JSON.parse(plan.stdout).reason], ['fresh', 'no-entry'], 'its early record is gone');
+  });
+
+  test('a run ended at a call cursor-agent runs itself (a function call, its chat may not hold the turn yet) is no handover: the result goes to a chat that gets the whole turn', async () => {
+    const c = new Conversation(sandboxEnv({ CURSOR_RESUME_ENABLED: '1' }));
+    assert.equal((await c.turn('remember: alpha')).code, 0);
+    c.messages.push({ role: 'user', content: 'remember: beta\nCALL_TOOL lookup {"q":"x"}' });
+    // The stand-in holds the turn only once such a call completes, 400 ms on; the caller ends the run at its start.
+    const killed = runUntil(c.body(), { ...c.env, CURSOR_STAND_IN_MODE: 'slow=400' });
+    await killed.killed;
+    const { stdout } = await killed.ended;
+    const call = JSON.parse(stdout.split('\n').find((l) => l.includes('"type":"tool_call"'))!) as { call_id: string };
+    const tool_calls = [{ id: call.call_id, type: 'function', function: { name: 'lookup', arguments: '{"q":"x"}' } }];
+    c.messages.push(
+      { role: 'assistant', content: 'Calling tool lookup.\n\n', tool_calls },
+      { role: 'tool', tool_call_id: call.call_id, content: 'remember: gamma' },
+    );
+    const t3 = await c.send();
+    assert.equal(t3.code, 0, t3.stderr);
+    assert.deepEqual([c.lastTrace().decision, c.lastTrace().reason], ['fresh', 'interrupted']);
+    assert.match(t3.reply!, /I remember: alpha; beta; gamma\./, 'the chat that answered was given every message');
   });
 
   test('a run killed before any tool call stays interrupted: the next request starts fresh', async () => {

@@ -40,6 +40,7 @@ function run(over: Partial<RunFacts> = {}, tap: Partial<RunFacts['tap']> = {}): 
       resultText: 'the answer',
       replyText: 'the answer',
       pastCalls: false,
+      unheldCall: false,
       toolCalls: [],
       ...tap,
     },
@@ -199,6 +200,17 @@ describe('settle', () => {
       state: 'unknown',
     });
     assert.equal(settled({ ...fresh, callerFormat: 'text' }, run(killed, calls)).update, null);
+  });
+  test("no handover at a call its chat may not hold yet (a function or MCP call cursor-agent runs itself): nothing recorded, a resumed chat's history unknown", () => {
+    const calls = { results: 0, resultText: undefined, replyText: 'Calling tool lookup.', toolCalls: [{ id: 'call_1', name: 'lookup' }] };
+    const killed = { code: null, signal: 'SIGTERM' as const, endedByCaller: 'SIGTERM' as const };
+    assert.equal(settled(fresh, run(killed, calls)).update?.kind, 'record', "the same run at a call of Cursor's own tools is a handover");
+    assert.equal(settled(fresh, run(killed, { ...calls, unheldCall: true })).update, null);
+    assert.deepEqual(settled(resumed, run(killed, { ...calls, unheldCall: true })).update, {
+      kind: 'release',
+      outcome: 'interrupted',
+      state: 'unknown',
+    });
   });
   test('a finished turn whose stream went past its calls (cursor ran them itself) is not recorded for a stream-json caller, who may answer them again', () => {
     const ran = { toolCalls: [{ id: 'call_1', name: 'read' }], pastCalls: true };

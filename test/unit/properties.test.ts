@@ -951,6 +951,23 @@ describe("the stream tap reads cursor-agent's output the same however it is cut"
     assert.deepEqual([tap.oversizedLines, tap.pastCalls, tap.replyText], [1, true, undefined]);
   });
 
+  test("a call of Cursor's own tools is held as it starts; a function or MCP call, which cursor-agent runs itself, is not", () => {
+    const started = (tool_call: object) =>
+      Buffer.from(`${JSON.stringify({ type: 'tool_call', subtype: 'started', call_id: 'call_1', tool_call, session_id: 'chat-1' })}\n`);
+    for (const [toolCall, unheld] of [
+      [{ readToolCall: { args: { path: 'a' } } }, false],
+      [{ shellToolCall: { args: { command: 'ls' } } }, false],
+      [{ function: { name: 'lookup', arguments: '{}' } }, true],
+      [{ mcpToolCall: { args: {} } }, true],
+      [{ somethingNew: {} }, true],
+      [[], true],
+    ] as const) {
+      const tap = new StreamTap();
+      tap.push(started(toolCall));
+      assert.deepEqual([tap.toolCalls.length, tap.unheldCall], [1, unheld], JSON.stringify(toolCall));
+    }
+  });
+
   test('tool calls beyond the cap are not kept: memory stays flat however many are printed', () => {
     const tap = new StreamTap();
     const started = (i: number) =>
