@@ -26,7 +26,8 @@ const bytes = readFileSync(transcriptFile);
 const t1 = now();
 const conversation = parseTranscript(bytes);
 const t2 = now();
-const env = { CURSOR_ACP_SESSION_RESUME: '1' };
+// Our own switch: with the plugin's on, a prompt in its layout is never proven (plugin-resumes).
+const env = { CURSOR_RESUME_ENABLED: '1' };
 const context: TurnContext = {
   caller: parseCallerArgs(STREAM_ARGS),
   settings: resolveSettings(env, {}, {}).settings,

@@ -257,7 +257,7 @@ export class UnreadableConfigFile extends ConfigError {
       code === 'ENOTDIR'
         ? 'one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own'
         : reason === TOO_LARGE
-          ? 'a config file holds a few hundred bytes: move that one away, or point XDG_CONFIG_HOME at another folder'
+          ? 'a config file holds a few hundred bytes: move that one away, or (not on macOS) point XDG_CONFIG_HOME at another folder'
           : 'make it a file you can read';
     super(`cannot read the config file ${path} (${reason}); ${advice}`);
     this.advice = advice;

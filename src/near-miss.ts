@@ -28,8 +28,9 @@ export function slipOnRunLine(argv: ReadonlyArray<string>): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--') return undefined;
-    // Ours only as the first word, like our commands; later it would reach cursor-agent as an unknown option.
-    if (i > 0 && arg.split('=')[0] === '--our-version')
+    // Ours only as the first word, alone (cli.ts and handover.ts take that before a slip is looked for); with a
+    // value, later, or in a run line given after "--", it would reach cursor-agent as an unknown option.
+    if (arg.split('=')[0] === '--our-version')
       return '--our-version goes alone, as the first word: cursor-resume --our-version. Nothing was run';
     // Our commands work only as the first word; later, a word is a prompt (or a flag's value).
     const meant = nearMiss(arg, i === 0);

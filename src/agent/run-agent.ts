@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { RELAYED_SIGNALS } from './passthrough.js';
 import type { BridgeOffer } from '../resume/bridge-calls.js';
-import { callerReply, MAX_TAP_LINE, StreamTap } from './stream-tap.js';
+import { endsAtHeldCalls, MAX_TAP_LINE, StreamTap } from './stream-tap.js';
 
 /** How much of cursor-agent's stderr is kept to classify a failure (the tail). */
 const STDERR_TAIL = 64 * 1024;
@@ -174,8 +174,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     let told = false;
     const onToolCall = options.onToolCall;
     const tell = (): void => {
-      // A call its chat may not hold yet ends no turn (after-run.ts, handedOver): nothing to place for it.
-      if (told || !onToolCall || callerReply(tap).calls.length === 0 || (tap.bridgeCalls === undefined && tap.unheldCall)) return;
+      if (told || !onToolCall || !endsAtHeldCalls(tap)) return;
       told = true;
       const telling = onToolCall(tap).then(
         () => {},

@@ -61,6 +61,13 @@ export function callerReply(tap: {
   return { text: tap.replyText === undefined ? undefined : '', calls: tap.bridgeCalls };
 }
 
+/**
+ * The reply shows calls a caller may end the run at, the chat holding the turn up to them: the
+ * tool-loop handover (after-run.ts) and the early record made at the first call (run-agent.ts).
+ */
+export const endsAtHeldCalls = (tap: Parameters<typeof callerReply>[0] & { unheldCall: boolean }): boolean =>
+  callerReply(tap).calls.length > 0 && !tap.unheldCall;
+
 export class StreamTap {
   /** The first session_id seen. */
   sessionId: unknown = undefined;

@@ -82,7 +82,9 @@ skipped. That reply is recorded as a run records a successful turn (the chat IDs
 run whose cursor-agent gave no reply.
 
 Resume follows the resume setting (CURSOR_RESUME_ENABLED, else CURSOR_ACP_SESSION_RESUME), as a run
-does (off: every turn is fresh); --resume-on turns it on. The config file's settings apply (side-call patterns, unsafeDelta, ttlMinutes, maxEntries).
+does (off: every turn is fresh); --resume-on turns it on. With CURSOR_ACP_SESSION_RESUME on, prompts in OpenCode's
+plugin layout are never resumed (plugin-resumes), --resume-on or not, as in a run. The config file's settings apply
+(side-call patterns, unsafeDelta, ttlMinutes, maxEntries).
 No helper is started, nothing is run, nothing is written.
 
 Exit status: 0; 1 when --expect is given and the decisions differ (the first difference is named on

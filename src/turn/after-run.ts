@@ -7,7 +7,7 @@
 import { classifyFailure, type FailureKind } from '../agent/failure.js';
 import { notFoundMessage, signalExit } from '../agent/passthrough.js';
 import type { AgentRun } from '../agent/run-agent.js';
-import { callerReply, type StreamTap } from '../agent/stream-tap.js';
+import { callerReply, endsAtHeldCalls, type StreamTap } from '../agent/stream-tap.js';
 import type { Outcome } from '../cache/types.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { ReplyToolCall } from '../resume/digests.js';
@@ -132,10 +132,8 @@ function handedOver(run: RunFacts, plan: Plan): boolean {
     !run.killedHard &&
     // The caller saw the calls live: a text or json caller, who gets the answer at the end, ended nothing at them.
     plan.callerFormat === 'stream-json' &&
-    callerReply(tap).calls.length > 0 &&
+    endsAtHeldCalls(tap) &&
     !tap.pastCalls &&
-    // A bridge's calls are the plugin's, made of text the chat holds; a call cursor-agent runs itself may not be held yet.
-    (tap.bridgeCalls !== undefined || !tap.unheldCall) &&
     tap.replyText !== undefined &&
     tap.results === 0 &&
     (run.stopped === null || run.stopped === 'stdout-closed') &&
@@ -176,15 +174,15 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
 
   const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
   const usableChat = isSafeChatId(tap.sessionId) && !tap.sessionChanged;
-  // A text or json caller gets the answer as its text alone: it cannot echo the calls cursor ran
-  // itself. A stream-json caller saw them, and may take them for its own (the OpenCode plugin does,
-  // and makes calls of a bridge envelope that nothing followed).
+  // A text or json caller gets the answer as its text alone: it never saw the calls. A stream-json
+  // caller's finished turn keeps calls only where the stream ended at them (cursor ran none), or a
+  // bridge envelope's (the plugin makes calls of one that nothing followed).
   const streamed = plan.callerFormat === 'stream-json';
   const bridged = tap.bridgeCalls !== undefined && !tap.pastCalls && tap.replyText !== undefined;
   // Calls the stream went on past were run by cursor itself, and its chat holds their results. A caller
   // that saw them sends their results too (the plugin runs each call it sees): a delta would give the
   // chat a second result of each call, and for a shell call the command's second run.
-  const ranItself = complete && usableChat && streamed && !bridged && tap.toolCalls.length > 0 && tap.pastCalls;
+  const ranItself = complete && usableChat && streamed && tap.toolCalls.length > 0 && tap.pastCalls;
   if (complete && usableChat && !ranItself) {
     return done({
       kind: 'record',
@@ -202,7 +200,9 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
     : unusable
       ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}`
-      : null;
+      : run.endedByCaller !== null && tap.unheldCall && tap.results === 0
+        ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
+        : null;
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
   if (!resumed || judged.failure === 'resume') return done(null, say);
   // The chat's history is unknown once the model began answering, or when the turn was cut short.

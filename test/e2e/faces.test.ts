@@ -645,7 +645,7 @@ describe('config', { concurrency: true }, () => {
       assert.equal(out.code, 2, out.stderr);
       assert.equal(
         out.stderr,
-        `cursor-resume: cannot read the config file ${file} (it is larger than 4 MiB); a config file holds a few hundred bytes: move that one away, or point XDG_CONFIG_HOME at another folder\n`,
+        `cursor-resume: cannot read the config file ${file} (it is larger than 4 MiB); a config file holds a few hundred bytes: move that one away, or (not on macOS) point XDG_CONFIG_HOME at another folder\n`,
       );
       const r = await new Conversation(env).turn('hello');
       assert.equal(r.code, 0, r.stderr);

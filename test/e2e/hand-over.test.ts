@@ -125,11 +125,13 @@ describe('a slip of one of our commands or flags', () => {
     });
   }
 
-  test('--our-version after another word: exit 2, one line saying it goes first, nothing run', async () => {
+  test('--our-version after another word, or with a value: exit 2, one line saying it goes first alone, nothing run', async () => {
     for (const args of [
       ['--print', '--our-version'],
       ['--dry-run', '--our-version'],
       ['--verbose', '--our-version=1'],
+      // As the first word it is ours only alone: with a value it is no version request, and no option of cursor-agent's.
+      ['--our-version=1'],
     ]) {
       const log = join(tempDir(), 'agent.jsonl');
       const r = await runCli(args, {
@@ -143,7 +145,15 @@ describe('a slip of one of our commands or flags', () => {
       );
       assert.deepEqual(readLog(log), [], 'cursor-agent never ran');
     }
-    // After "--" every word is cursor-agent's.
+    // inspect refuses it alike in the run line given after "--", its first word included.
+    const transcript = join(tempDir(), 'body.json');
+    writeFileSync(transcript, '{"messages":[{"role":"user","content":"hi"}]}');
+    const explained = await runCli(['inspect', '--transcript', transcript, '--', '--our-version'], { env: sandboxEnv() });
+    assert.deepEqual(
+      [explained.code, explained.stderr],
+      [2, 'cursor-resume: --our-version goes alone, as the first word: cursor-resume --our-version. Nothing was run\n'],
+    );
+    // After "--" every word of a run line is cursor-agent's.
     const passed = await runCli(['--', '--our-version'], { env: sandboxEnv({ CURSOR_RESUME_AGENT: echoAgent() }) });
     assert.equal(passed.stdout.split('\n')[0], 'argv:-- --our-version');
   });

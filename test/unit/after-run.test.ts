@@ -206,6 +206,10 @@ describe('settle', () => {
     const killed = { code: null, signal: 'SIGTERM' as const, endedByCaller: 'SIGTERM' as const };
     assert.equal(settled(fresh, run(killed, calls)).update?.kind, 'record', "the same run at a call of Cursor's own tools is a handover");
     assert.equal(settled(fresh, run(killed, { ...calls, unheldCall: true })).update, null);
+    assert.equal(
+      settled(fresh, run(killed, { ...calls, unheldCall: true })).say,
+      'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet',
+    );
     assert.deepEqual(settled(resumed, run(killed, { ...calls, unheldCall: true })).update, {
       kind: 'release',
       outcome: 'interrupted',
