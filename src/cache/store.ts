@@ -239,9 +239,9 @@ export class BranchStore {
   }
 
   /**
-   * Ends every lease `holder` has. With an outcome, each leased branch takes that
-   * outcome and state (and a new version, so decisions made before are stale);
-   * without one the branches stay as they were. Returns how many leases ended.
+   * Ends every lease `holder` has. With an outcome or a state, each leased branch takes
+   * what is given (and a new version, so decisions made before are stale); with
+   * neither the branches stay as they were. Returns how many leases ended.
    * A holder that vanished is released with ('interrupted', 'unknown').
    */
   release(holder: string, outcome?: Outcome, state?: Branch['state']): number {

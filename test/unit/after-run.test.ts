@@ -269,6 +269,39 @@ describe('settle', () => {
       { kind: 'record', chatId: 'chat-1', reply: { text: `${envelope} Done.`, calls: [] }, ended: 'result' },
     );
   });
+  test('a finished turn is recorded only when nothing failed, nothing was stopped and one chat answered', () => {
+    assert.equal(settled(fresh, run()).update?.kind, 'record', 'the case itself is recorded');
+    // Two chat IDs in one stream: which chat holds the turn is not known.
+    const two = settled(fresh, run({}, { sessionChanged: true }));
+    assert.equal(two.update, null);
+    assert.match(two.say ?? '', /more than one chat ID/);
+    // Cursor's error result, or an exit status of its own: no reply to record.
+    assert.equal(settled(fresh, run({}, { isError: true })).update, null);
+    assert.equal(settled(fresh, run({ code: 1, stderr: 'Error: something broke' })).update, null);
+    // Stopped by us (the caller closed stdout) after the result, cursor-agent exiting 0 for it: not recorded as a finished turn.
+    assert.equal(settled(fresh, run({ stopped: 'stdout-closed', endedByCaller: 'stdout-closed' })).update, null);
+    // A plan that records nothing (side call, the caller's own --resume): never recorded, whatever the run.
+    assert.equal(settled({ ...fresh, record: false } as Plan, run()).update, null);
+  });
+  test('no handover once cursor sent a result: the turn did not end at its calls', () => {
+    const killed = { code: null, signal: 'SIGTERM' as const, endedByCaller: 'SIGTERM' as const };
+    const calls = { resultText: undefined, replyText: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'read' }] };
+    assert.equal(settled(fresh, run(killed, { ...calls, results: 0 })).update?.kind, 'record', 'the case itself is a handover');
+    assert.equal(settled(fresh, run(killed, { ...calls, results: 1 })).update, null);
+  });
+  test('a resumed chat killed by a signal before it answered: its history is unknown all the same (it may hold the new messages)', () => {
+    assert.deepEqual(settled(resumed, run({ code: null, signal: 'SIGKILL' }, { answerStarted: false, results: 0 })).update, {
+      kind: 'release',
+      outcome: 'interrupted',
+      state: 'unknown',
+    });
+  });
+  test('a resumed chat whose ID changed during the answer is a failed resume: evicted, and nothing released', () => {
+    const facts = run({}, { sessionChanged: true });
+    const j = judge(resumed, facts, OPTIONS);
+    assert.deepEqual([j.next, j.failure, j.evict], ['deliver', 'resume', 'chat-1']);
+    assert.equal(settled(resumed, facts).update, null);
+  });
   test('an unusable chat ID is said, not recorded', () => {
     const s = settled(fresh, run({}, { sessionId: '../etc' }));
     assert.equal(s.update, null);

@@ -123,6 +123,9 @@ describe('BridgeFollower: delta by delta, the calls at the delta that completes 
     // A fence of something else: read once at its close, and nothing after it is an envelope.
     assert.deepEqual(follow(['```python\nprint(1)\n```', `\n\`\`\`json\n${WRITE}\n\`\`\``]), [undefined, undefined]);
     assert.deepEqual(follow([`${WRITE}\u00a0\ufeff`]), [[{ id: WRITE_ID, name: 'write' }]]);
+    for (const space of ['\r\n', '\t', '\v', '\f', ' \r']) {
+      assert.deepEqual(follow([`${WRITE}${space}`]), [[{ id: WRITE_ID, name: 'write' }]], JSON.stringify(space));
+    }
   });
   test('prose, or text after a whole JSON value, is never an envelope', () => {
     assert.deepEqual(follow(['Sure. ', WRITE]), [undefined, undefined]);
@@ -173,5 +176,67 @@ describe('the stream tap follows a bridge envelope as the plugin reads it', () =
   });
   test('after a real tool call an envelope is text: the plugin has already ended the run at that call', () => {
     assert.equal(tapOf(BOTH, started, ...halves).bridgeCalls, undefined);
+  });
+});
+
+describe("the stream tap: where cursor's reply ends, its errors and its lines", () => {
+  const line = (e: object) => Buffer.from(`${JSON.stringify(e)}\n`);
+  const call = (subtype: string, id: string) =>
+    line({ type: 'tool_call', subtype, call_id: id, tool_call: { readToolCall: { args: {} } }, session_id: 's' });
+  const text = (t: string) => line({ type: 'assistant', message: { content: [{ type: 'text', text: t }] }, session_id: 's' });
+  const tapOf = (...chunks: Buffer[]): StreamTap => {
+    const tap = new StreamTap();
+    for (const chunk of chunks) tap.push(chunk);
+    return tap;
+  };
+  test('calls started one after another: the reply ends at them', () => {
+    const tap = tapOf(text('Let me look.'), call('started', 'c1'), call('started', 'c2'));
+    assert.deepEqual(
+      [tap.toolCalls, tap.pastCalls, tap.replyText],
+      [
+        [
+          { id: 'c1', name: 'read' },
+          { id: 'c2', name: 'read' },
+        ],
+        false,
+        'Let me look.',
+      ],
+    );
+  });
+  test('a call completed (cursor ran the tool itself) or text after the calls: past them, and a completed call is no new call', () => {
+    const completed = tapOf(call('started', 'c1'), call('completed', 'c1'));
+    assert.deepEqual([completed.toolCalls, completed.pastCalls], [[{ id: 'c1', name: 'read' }], true]);
+    assert.equal(tapOf(call('started', 'c1'), text('The file says hi.')).pastCalls, true);
+  });
+  test('an error result, by is_error or by its subtype, is an error', () => {
+    for (const result of [{ is_error: true }, { subtype: 'error' }]) {
+      assert.equal(tapOf(line({ type: 'result', result: 'failed', session_id: 's', ...result })).isError, true, JSON.stringify(result));
+    }
+    assert.equal(tapOf(line({ type: 'result', subtype: 'success', result: 'ok', session_id: 's' })).isError, false);
+  });
+  test('with partial output, only the deltas make the reply: a flush, or an event of a model call, repeats them', () => {
+    const tap = new StreamTap(undefined, true, null);
+    const content = { content: [{ type: 'text', text: 'Hello.' }] };
+    tap.push(line({ type: 'assistant', message: content, timestamp_ms: 1, session_id: 's' }));
+    tap.push(line({ type: 'assistant', message: content, timestamp_ms: 2, model_call_id: 'm1', session_id: 's' }));
+    tap.push(line({ type: 'assistant', message: content, session_id: 's' }));
+    assert.equal(tap.replyText, 'Hello.');
+  });
+  test('a line of exactly the cap is read; one byte more is skipped', () => {
+    const event = line({ type: 'result', result: 'x', session_id: 's' });
+    const exact = new StreamTap(event.length - 1);
+    exact.push(event);
+    assert.deepEqual([exact.results, exact.oversizedLines], [1, 0]);
+    const over = new StreamTap(event.length - 2);
+    over.push(event);
+    assert.deepEqual([over.results, over.oversizedLines], [0, 1]);
+  });
+  test('a reply past its cap after an envelope (space only, each line short enough to read): past the calls, as what follows goes unread', () => {
+    const delta = (t: string) =>
+      line({ type: 'assistant', message: { content: [{ type: 'text', text: t }] }, timestamp_ms: 1, session_id: 's' });
+    const tap = new StreamTap(undefined, true, BOTH);
+    const chunk = ' '.repeat(MAX_TAP_REPLY_TEXT / 4);
+    for (const piece of [delta(WRITE), ...Array.from({ length: 5 }, () => delta(chunk))]) tap.push(piece);
+    assert.deepEqual([tap.bridgeCalls?.length, tap.pastCalls, tap.replyText], [1, true, undefined]);
   });
 });

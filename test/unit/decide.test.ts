@@ -229,6 +229,18 @@ describe('tool fingerprint', () => {
     assert.notEqual(base, toolsFingerprint(fp([read, fn('task2', 'Launch a subagent: general, explore', { type: 'object' })])));
     assert.notEqual(base, toolsFingerprint(fp([read])));
   });
+  test('every tool counts: any one of several changed, one added or one dropped changes it', () => {
+    const names = ['read', 'write', 'edit', 'bash', 'grep', 'glob', 'task', 'todo'];
+    const tools = names.map((n) => fn(n));
+    const base = toolsFingerprint(fp(tools));
+    const others = [
+      ...names.map((n, i) => tools.map((t, j) => (j === i ? fn(n, `the ${n} tool, changed`) : t))),
+      ...names.map((_, i) => tools.filter((_t, j) => j !== i)),
+      [...tools, fn('webfetch')],
+    ];
+    for (const other of others) assert.notEqual(toolsFingerprint(fp(other)), base);
+    assert.equal(new Set(others.map((o) => toolsFingerprint(fp(o)))).size, others.length);
+  });
   test('changed tools mean a fresh chat', () => {
     const d = decideFor({ ...turn2, tools: [fn('read'), fn('bash', 'changed')] }, [branchAfter(turn1, reply1)]);
     assert.equal(d.decision, 'fresh');
@@ -447,6 +459,27 @@ describe('branches', () => {
     const short = branchAfter(turn1, reply1, { chatId: 'short', updatedAt: 99 });
     const a3 = { ...a2, messages: [...a2.messages, asst('A it is'), user('next A')] };
     assert.equal(decideFor(a3, [short, branchA]).chatId, 'chat-A');
+    assert.equal(decideFor(a3, [branchA, short]).chatId, 'chat-A', 'whatever order the cache lists them in');
+  });
+  test('of branches that prove as much, the most recently updated wins, whatever the order', () => {
+    const older = branchAfter(turn1, reply1, { chatId: 'older', updatedAt: 10 });
+    const newer = branchAfter(turn1, reply1, { chatId: 'newer', updatedAt: 20 });
+    assert.equal(decideFor(turn2, [older, newer]).chatId, 'newer');
+    assert.equal(decideFor(turn2, [newer, older]).chatId, 'newer');
+  });
+  test('a resume names the messages its chat knows: the record adds to exactly those (compare-and-set on count and version)', () => {
+    const branch = branchAfter(turn1, reply1, { version: 7 });
+    const known = turn1.messages.length + 1;
+    const delta = decideFor(turn2, [branch]);
+    assert.equal(delta.decision, 'resume-delta');
+    assert.deepEqual([delta.baseCount, delta.baseVersion], [known, 7]);
+    const withFile = {
+      ...turn2,
+      messages: [...turn2.messages.slice(0, 3), user([{ type: 'image_url', image_url: { url: 'data:image/png;base64,AA' } }])],
+    };
+    const full = decideFor(withFile, [branch], { settings: { unsafeDelta: 'resume-full' } });
+    assert.equal(full.decision, 'resume-full');
+    assert.deepEqual([full.baseCount, full.baseVersion], [known, 7]);
   });
 });
 
@@ -473,6 +506,11 @@ describe('entry state', () => {
   });
   test('the caller chose a chat itself: said first, whatever the transcript and the settings (the run forgets that chat)', () => {
     assert.equal(decideFor(turn2, [branchAfter(turn1, reply1)], { callerResume: true }).reason, 'caller-resume');
+    // Its chat holds whatever the caller's history was, not this transcript: never recorded as holding it.
+    for (const branches of [[branchAfter(turn1, reply1)], [], null]) {
+      const d = decideFor(turn2, branches, { callerResume: true });
+      assert.deepEqual([d.decision, d.record, d.chatId], ['fresh', false, null]);
+    }
     assert.equal(decideFor(turn2, null, { callerResume: true, settings: { enabled: false } }).reason, 'caller-resume');
     const text = analyze(parseTranscript('remember: x'), { workspace: '/w', model: '', sideCallPatterns: PATTERNS });
     assert.equal(text.conversation.shape, 'text');

@@ -147,3 +147,57 @@ test('an assistant message as the chat was sent it counts every byte of its text
   // A prompt never carries reasoning: the chat was not sent it.
   assert.equal(messageDigests(body('Reading it.', '{}', 'other thoughts'))[1], messageDigests(body('Reading it.', '{}'))[1]);
 });
+
+test('what follows a long field counts: the calls after a long text, the text after a long one', () => {
+  const of = (args: string, after: string) =>
+    parseTranscript(
+      JSON.stringify({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: long },
+              { type: 'text', text: after },
+            ],
+          },
+          { role: 'assistant', content: long, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: args } }] },
+        ],
+      }),
+    );
+  const one = messageDigests(of('{"cmd":"ls"}', 'then this'));
+  const other = messageDigests(of('{"cmd":"rm -rf /"}', 'then that'));
+  assert.notEqual(other[1], one[1], "the call's arguments after a long text");
+  assert.notEqual(other[0], one[0], 'a text part after a long one');
+});
+
+test('a file counts by its name too (the prompt names it), and a tool result by every lone surrogate of its output', () => {
+  const file = (filename?: string) =>
+    messageDigests(
+      parseTranscript(
+        JSON.stringify({
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'file', file: { file_data: 'data:application/pdf;base64,AA', ...(filename === undefined ? {} : { filename }) } },
+              ],
+            },
+          ],
+        }),
+      ),
+    )[0];
+  assert.equal(new Set([file('a.pdf'), file('b.pdf'), file(undefined), file('')]).size, 4);
+  const result = (output: string) =>
+    messageDigests(
+      parseTranscript(
+        JSON.stringify({
+          messages: [
+            { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }] },
+            { role: 'tool', tool_call_id: 'c1', content: output },
+          ],
+        }),
+      ),
+    )[1];
+  // UTF-8 would write both as U+FFFD.
+  assert.notEqual(result('bad \uD800'), result('bad \uDBFF'));
+});

@@ -130,11 +130,40 @@ describe('the search for the first differing message', () => {
     assert.ok(rounds <= 3, `${rounds} rounds`);
   });
 
+  test('every answer from lo to hi, over spans either side of the width, in a bounded number of rounds', () => {
+    for (const width of [1, 2, 4]) {
+      for (let lo = 0; lo <= 3; lo++) {
+        for (let hi = lo; hi <= lo + 12; hi++) {
+          for (let answer = lo; answer <= hi; answer++) {
+            const steps = searchShared(lo, hi, width);
+            let step = steps.next();
+            for (let rounds = 0; !step.done; rounds++) {
+              assert.ok(rounds <= hi - lo, `width ${width}, (${lo}, ${hi}], answer ${answer}: no end`);
+              assert.ok(
+                step.value.every((count) => count > lo && count <= hi),
+                `probes ${step.value.join(',')} outside (${lo}, ${hi}]`,
+              );
+              step = steps.next(step.value.map((count) => count <= answer));
+            }
+            assert.equal(step.value, answer, `width ${width}, (${lo}, ${hi}]`);
+          }
+        }
+      }
+    }
+  });
+
+  test('prefix hashes that contradict themselves (equal after a difference) are an error, never a longer match', () => {
+    const steps = searchShared(0, 10);
+    const probes = steps.next().value as number[];
+    assert.throws(() => steps.next(probes.map((count) => count !== 3)), /prefix hashes disagree with themselves/);
+  });
+
   test('the verdicts', () => {
     assert.equal(provePrefix(4, 4, 6).verdict, 'holds');
     assert.equal(provePrefix(4, 4, 4).verdict, 'nothing-new');
     assert.equal(provePrefix(4, 3, 3).verdict, 'shorter');
     assert.equal(provePrefix(4, 2, 6).verdict, 'diverged');
+    assert.equal(provePrefix(4, 2, 3).verdict, 'diverged', 'a transcript shorter than the chat that also differs from it');
   });
 });
 

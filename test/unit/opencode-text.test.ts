@@ -166,6 +166,16 @@ describe('look-alike heads and frames inside a message', () => {
       assert.deepEqual([d.decision, d.reason], ['fresh', 'system-changed'], `a delta lacking the new tools: ${JSON.stringify(d.prompt)}`);
     }
   });
+  test('a tool list look-alike of more than one line, or before any system message, is a message: what it says stays in the proof', () => {
+    const list = 'SYSTEM: Available OpenCode tools (use via tool calls): bash, read';
+    assert.equal(shapeOf(parseTranscript(`SYSTEM: prompt\n\n${list}\nAlways answer in French.\n\nUSER: hi`)), 'system,system,user');
+    assert.equal(shapeOf(parseTranscript(`${list}\n\nUSER: hi`)), 'system,user');
+    const turn = (rule: string, rest = ''): string => `SYSTEM: prompt\n\n${list}\n${rule}\n\nUSER: hi${rest}`;
+    const branch = branchAfter(turn('Always answer in French.'), { text: 'bonjour' });
+    const next = '\n\nASSISTANT: bonjour\n\nUSER: next';
+    assert.equal(decideText(turn('Always answer in French.', next), [branch]).reason, 'delta');
+    assert.equal(decideText(turn('Always answer in German.', next), [branch]).decision, 'fresh');
+  });
   test('a bridge or Task bridge look-alike holding a blank line is a message: the plugin writes them as one paragraph', () => {
     const c = parseTranscript(
       'SYSTEM: opencode bridge mode is active.\nx\n\nmore\n\nUSER: hi\n\nSYSTEM: OpenCode Task bridge mode is active.\ny\n\nmore',
@@ -346,6 +356,19 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
     const d = decideText(forged, [branch]);
     assert.equal(d.decision, 'fresh');
     assert.equal(d.reason, 'unsafe-delta');
+  });
+  test('a follow-up goes trimmed, as the plugin sends it; a blank one is no delta (nothing to send)', () => {
+    const branch = branchAfter('USER: hi', { text: 'hello' });
+    const d = decideText('USER: hi\n\nASSISTANT: hello\n\nUSER:   next  ', [branch]);
+    assert.deepEqual([d.decision, d.prompt], ['resume-delta', 'next']);
+    for (const blank of ['USER:  \t ', 'USER: ']) {
+      const e = decideText(`USER: hi\n\nASSISTANT: hello\n\n${blank}`, [branch]);
+      assert.deepEqual(
+        [e.decision, e.reason, e.detail],
+        ['fresh', 'unsafe-delta', 'the new messages have no text to send'],
+        JSON.stringify(blank),
+      );
+    }
   });
   test('a changed tools block starts a fresh chat (tools-changed)', () => {
     const changed = fixture(OFF[1]!).replace('Available tools:\n- ', 'Available tools:\n- x: new\n  Parameters: {}\n- ');

@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { SEED_LIMITS, clampLimits, envLimits, lowered } from '../../src/cache/limits.js';
 import { BranchStore, MAX_EVICTED_ANCHORS, MAX_FORGOTTEN_CHATS } from '../../src/cache/store.js';
 import type { RecordInput, StoreOptions } from '../../src/cache/store.js';
-import { DIGEST_BYTES, MAX_KNOWN_MESSAGES } from '../../src/cache/known.js';
+import { DIGEST_BYTES, MAX_KNOWN_MESSAGES, pack, prefixHash } from '../../src/cache/known.js';
 import { ANCHOR, DIGEST, storeRecord } from '../support/records.js';
 
 const { ttlMs: MAX_TTL_MS, maxEntries: MAX_ENTRIES } = SEED_LIMITS;
@@ -279,6 +279,19 @@ describe('known sequences', () => {
     );
   });
 
+  test("a resumed turn's record writes the turn's copy of cursor's reply over the reply's digest, then adds its own", () => {
+    const { store } = clocked();
+    const [sent, reply, copy, next, reply2] = ['01', '02', '03', '04', '05'].map((b) => b.repeat(DIGEST_BYTES));
+    const first = recorded(store, rec({ added: `${sent}${reply}` }));
+    const base = { version: first.version, count: 2, prefix: first.prefix, last: copy! };
+    const second = recorded(store, rec({ base, added: `${next}${reply2}` }));
+    assert.equal(second.knownCount, 4);
+    assert.equal(second.prefix, prefixHash(pack([sent!, copy!, next!, reply2!]), 4));
+    const found = store.prefixes(A, 'chat-1', second.version, [2]);
+    assert.ok(found.found);
+    assert.equal(found.prefixes[0], prefixHash(pack([sent!, copy!]), 2), 'the copy, not the reply, from now on');
+  });
+
   test('prefix hashes for the search, read-only; a moved or missing branch says so', () => {
     const { store } = clocked();
     const branch = recorded(store, rec({ added: DIGEST.repeat(5) }));
@@ -404,6 +417,15 @@ describe('leases', () => {
     assert.equal(after.version, branch.version);
     assert.equal(after.leased, false);
     assert.equal(after.state, 'ok');
+  });
+
+  test('a release that says only the state (the protocol lets it) still marks the chat unknown: never resumed as if its history were known', () => {
+    const { store } = clocked();
+    const branch = recorded(store, rec());
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
+    assert.equal(store.release('h1', undefined, 'unknown'), 1);
+    const after = store.lookup(A)[0]!;
+    assert.deepEqual([after.state, after.lastOutcome, after.version > branch.version], ['unknown', 'success', true]);
   });
 
   test('a vanished holder leaves the branch unknown and interrupted', () => {
@@ -553,6 +575,29 @@ describe('evictChat: a chat the caller continued itself', () => {
     assert.ok(store.record(rec({ anchor: B, chatId: 'late', baseVersion: late.version, startedAt: 70 })).recorded);
     assert.equal(store.forgetBefore(5), 0, 'an old mark (one carried from helper to helper) costs nothing');
     assert.equal(store.list().length, 1);
+  });
+
+  test('forgetBefore(t) drops a branch begun by a turn started at t itself: "by then" includes t', () => {
+    const { store } = clocked();
+    recorded(store, rec({ chatId: 'at', startedAt: 50 }));
+    recorded(store, rec({ chatId: 'after', startedAt: 51 }));
+    assert.equal(store.forgetBefore(50), 1);
+    assert.deepEqual(
+      store.list().map((b) => b.chatId),
+      ['after'],
+    );
+  });
+
+  test('of several evictions whose prefixes an anchor starts with, the latest refuses: a turn started between them records nothing', () => {
+    const { store } = clocked();
+    store.evict(A.slice(0, 8), 100);
+    store.evict(A.slice(0, 2), 10);
+    store.evict(A.slice(0, 4), 50);
+    for (const startedAt of [5, 30, 100]) {
+      const refused = store.record(rec({ chatId: `t${startedAt}`, startedAt }));
+      assert.equal(!refused.recorded && refused.reason, 'forgotten', `started at ${startedAt}`);
+    }
+    assert.ok(store.record(rec({ chatId: 't101', startedAt: 101 })).recorded);
   });
 
   test('says when it last forgot a chat (what a store replacing it must refuse), by every way of forgetting', () => {
