@@ -41,9 +41,10 @@ describe('zod starts only for input a schema must read', () => {
     assert.equal(text.code, 0, text.stderr);
     assert.equal(JSON.parse(text.stdout).reason, 'plain-text');
     assert.equal(text.zod, false);
-    // The OpenCode plugin's own bytes: the caller every turn of which should be cheap.
+    // The OpenCode plugin's own bytes: the caller every turn of which should be cheap (our own switch, as
+    // the README asks for OpenCode: with the plugin's on, its prompts are passed on unproven).
     const plugin = readFileSync(new URL('../fixtures/opencode-plugin/turn2-off-chat.txt', import.meta.url), 'utf8');
-    const layout = await probed(DRY, plugin, env);
+    const layout = await probed(DRY, plugin, { ...env, CURSOR_ACP_SESSION_RESUME: '0', CURSOR_RESUME_ENABLED: '1' });
     assert.equal(layout.code, 0, layout.stderr);
     // Read as a conversation (it has an anchor), not passed on as plain text.
     const plan = JSON.parse(layout.stdout) as { reason: string; anchor: string | null };
