@@ -170,6 +170,9 @@ function describeProof(proof: PrefixProof, analysis: Analysis): string {
   }
 }
 
+const RAN_ITS_CALLS =
+  "the chat's last turn ran its tool calls itself, before the caller could, so it holds results the caller may send again";
+
 function checkBranch(branch: MatchedBranch, input: DecideInput): BranchCheck {
   const { analysis } = input;
   const proof = provePrefix(branch.knownCount, branch.matched, analysis.digests.length);
@@ -182,7 +185,8 @@ function checkBranch(branch: MatchedBranch, input: DecideInput): BranchCheck {
   if (proof.verdict !== 'holds') return fail(divergedReason(proof, analysis), describeProof(proof, analysis));
   // A chat a run is driving now is busy whatever its state says: the state changes when that run ends.
   if (branch.leased) return fail('busy', REASONS.busy);
-  if (branch.state !== 'ok') return fail('interrupted', REASONS.interrupted);
+  // A turn that succeeded and left the history unknown is one in which cursor ran the calls it showed (after-run.ts, settle).
+  if (branch.state !== 'ok') return fail('interrupted', branch.lastOutcome === 'success' ? RAN_ITS_CALLS : REASONS.interrupted);
   if (input.missingChats.has(branch.chatId)) return fail('chat-missing', REASONS['chat-missing']);
   const delta = deltaOf(analysis.conversation, proof.known);
   if (!delta.ok) return fail('unsafe-delta', delta.why);

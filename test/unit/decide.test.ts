@@ -498,6 +498,18 @@ describe('entry state', () => {
       assert.equal(d.chatId, null);
     });
   }
+  test('interrupted says which: a turn cut short, or one in which cursor ran its calls itself (the caller may answer them again)', () => {
+    const cut = decideFor(turn2, [branchAfter(turn1, reply1, { state: 'unknown', lastOutcome: 'interrupted' })]);
+    assert.deepEqual([cut.reason, cut.detail], ['interrupted', "the chat's last turn never finished, so its history is unknown"]);
+    const ran = decideFor(turn2, [branchAfter(turn1, reply1, { state: 'unknown', lastOutcome: 'success' })]);
+    assert.deepEqual(
+      [ran.reason, ran.detail],
+      [
+        'interrupted',
+        "the chat's last turn ran its tool calls itself, before the caller could, so it holds results the caller may send again",
+      ],
+    );
+  });
   test('no entry', () => assert.equal(decideFor(turn2, []).reason, 'no-entry'));
   test('no cache', () => {
     const d = decideFor(turn2, null);
