@@ -257,7 +257,8 @@ export class BranchStore {
         key,
         {
           ...value,
-          lastOutcome: outcome ?? value.lastOutcome,
+          // An unknown history with no outcome said is an interrupted turn: 'success' with 'unknown' means cursor ran its calls itself (decide.ts).
+          lastOutcome: outcome ?? (state === 'unknown' ? 'interrupted' : value.lastOutcome),
           state: state ?? value.state,
           version: ++this.#lastVersion,
           updatedAt: this.#wallClock(),
@@ -352,7 +353,7 @@ export class BranchStore {
       version: ++this.#lastVersion,
       turns: (kept?.turns ?? 0) + 1,
       state: input.state ?? 'ok',
-      lastOutcome: input.outcome ?? 'success',
+      lastOutcome: input.outcome ?? (input.state === 'unknown' ? 'interrupted' : 'success'),
       createdAt: kept?.createdAt ?? now,
       updatedAt: now,
       begunBy: kept?.begunBy ?? input.startedAt ?? -Infinity,

@@ -449,7 +449,7 @@ function render(view: Explanation): string {
     sub('prefix', proofText(b, good, bad));
     sub(
       'state',
-      `${b.state === 'unknown' ? bad('last turn unfinished') : 'ok'}${b.leased ? bad(', a run is using it now') : ''}${b.chatMissing ? bad(", gone from Cursor's chat store") : ''}`,
+      `${b.state === 'unknown' ? bad('history unknown') : 'ok'}${b.leased ? bad(', a run is using it now') : ''}${b.chatMissing ? bad(", gone from Cursor's chat store") : ''}`,
     );
     sub('verdict', `${b.verdict === 'delta' ? good(b.verdict) : bad(b.verdict)}: ${b.detail}`);
     if (b.deltaBytes !== null) sub('delta', bytes(b.deltaBytes));

@@ -200,7 +200,8 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
     : unusable
       ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}`
-      : run.endedByCaller !== null && tap.unheldCall && tap.results === 0
+      : // A handover in all but the kind of call it ended at.
+        tap.unheldCall && handedOver({ ...run, tap: { ...tap, unheldCall: false } }, plan)
         ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
         : null;
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.

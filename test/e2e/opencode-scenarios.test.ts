@@ -116,10 +116,17 @@ describe('OpenCode session edits', () => {
     const s = newSession(w.workspace);
     await turn(w, s, 'remember: codeword ALPHA');
     await turn(w, s, 'remember: codeword BRAVO');
+    await turn(w, s, 'remember: codeword CHARLIE');
+    // The middle one of three, its later turns kept as they were.
     const edited = s.conversation.findIndex((m) => m.role === 'user' && m.content.includes('BRAVO'));
     s.conversation[edited] = { role: 'user', content: '"remember: codeword ZULU"' };
-    const t3 = await turn(w, s, 'remember: codeword CHARLIE');
-    assertChatHolds(w, t3.chatId, [said('codeword ALPHA'), said('codeword ZULU'), said('codeword CHARLIE')], [said('codeword BRAVO')]);
+    const t4 = await turn(w, s, 'remember: codeword DELTA');
+    assertChatHolds(
+      w,
+      t4.chatId,
+      [said('codeword ALPHA'), said('codeword ZULU'), said('codeword CHARLIE'), said('codeword DELTA')],
+      [said('codeword BRAVO')],
+    );
   });
 
   test('a fork: two sessions share a prefix and both continue, each in a chat holding only its own turns', async () => {
@@ -156,7 +163,7 @@ describe('OpenCode session edits', () => {
       [said('codeword ALPHA'), said('codeword BRAVO')],
     );
     const t4 = await turn(w, s, 'remember: codeword DELTA');
-    assertChatHolds(w, t4.chatId, [said('codeword CHARLIE'), said('codeword DELTA')], [said('codeword ALPHA')]);
+    assertChatHolds(w, t4.chatId, [said('codeword CHARLIE'), said('codeword DELTA')], [said('codeword ALPHA'), said('codeword BRAVO')]);
   });
 
   test('two sessions of one workspace at the same time (each its own opencode process)', async () => {
@@ -199,9 +206,11 @@ describe("the plugin's own resume on as well (CURSOR_ACP_SESSION_RESUME=1 turns 
     await turn(w, b, 'remember: codeword BRAVO-B', { pluginResume: true });
     const ta = await inServe(a, 'remember: codeword CHARLIE-A');
     assertChatHolds(w, ta.chatId, [said('codeword ALPHA'), said('codeword CHARLIE-A')], [said('codeword BRAVO-B')], 'A');
-    assert.ok(
-      w.traces().every((t) => t.decision === 'fresh'),
-      'cursor-resume resumed none of them',
-    );
+    // Resume off would pass too, were it not for the reasons: each prompt of the plugin's passed on unproven.
+    assert.deepEqual([...new Set(w.traces().map((t) => `${t.decision}:${t.reason}`))].sort(), [
+      'fresh:caller-resume',
+      'fresh:plugin-resumes',
+      'fresh:side-call',
+    ]);
   });
 });

@@ -210,6 +210,8 @@ describe('settle', () => {
       settled(fresh, run(killed, { ...calls, unheldCall: true })).say,
       'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet',
     );
+    // Said only where the run would otherwise have been a handover: not to a caller who never saw the call.
+    assert.equal(settled({ ...fresh, callerFormat: 'text' }, run(killed, { ...calls, unheldCall: true })).say, null);
     assert.deepEqual(settled(resumed, run(killed, { ...calls, unheldCall: true })).update, {
       kind: 'release',
       outcome: 'interrupted',
