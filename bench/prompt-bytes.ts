@@ -34,18 +34,26 @@ async function converse(snapshot: Snapshot, resume: boolean, turns: number): Pro
   const log = join(sandbox.dir, 'agent.jsonl');
   const trace = join(sandbox.dir, 'trace.jsonl');
   const env = { ...sandbox.env, CURSOR_STAND_IN_LOG: log, CURSOR_RESUME_TRACE: trace };
-  const conversation = new Conversation(sandbox.workspace);
+  // The caller's own tool loop, as OpenCode's plugin runs it (benchmark 6 runs the plugin's prompts).
+  const conversation = new Conversation(sandbox.workspace, 'gpt-5', true);
   const payload: number[] = [];
   const verbose: string[] = [];
   let lastReply = '';
   try {
     for (const step of codingScript(turns)) {
       payload.push(conversation.add(step));
-      const result = expectOk('cursor-resume', await runCli(snapshot, ['--verbose', ...STREAM_ARGS], { input: conversation.body(), env }));
+      // A turn that asks for a tool ends at its call: the caller stops the run there and sends the result next.
+      const atCall = step.kind === 'user' && step.calls.length > 0;
+      const run = await runCli(snapshot, ['--verbose', ...STREAM_ARGS], {
+        input: conversation.body(),
+        env,
+        ...(atCall ? { stopAt: /"type":"tool_call","subtype":"started"/ } : {}),
+      });
+      const result = atCall && (run.code === 143 || run.signal === 'SIGTERM') ? run : expectOk('cursor-resume', run);
       verbose.push(result.stderr.trim());
-      const reply = replyOf(result.stdout);
+      const reply = replyOf(result.stdout, atCall);
       conversation.applyReply(reply);
-      lastReply = reply.text;
+      if (!atCall) lastReply = reply.text;
     }
   } finally {
     await sandbox.stopHelper();

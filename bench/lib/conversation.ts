@@ -76,31 +76,59 @@ interface StreamEvent {
   type?: string;
   subtype?: string;
   call_id?: string;
-  tool_call?: { function?: { name?: string; arguments?: string } };
+  tool_call?: Record<string, { name?: string; arguments?: string; args?: unknown }>;
+  message?: { content?: Array<{ type?: string; text?: string }> };
+  timestamp_ms?: number;
+  model_call_id?: string;
   result?: string;
   session_id?: string;
 }
 
-export function replyOf(stdout: string): Reply {
+/**
+ * Cursor's reply as its stream shows it: the result's text, or for a run its caller ended at
+ * its first call (`endedAtCall`), the deltas streamed until then (partial output: an event with
+ * `timestamp_ms` and no `model_call_id`); the calls under the stream's IDs, a `function` call by
+ * its name, one of Cursor's own tools by its kind (`readToolCall` → `read`).
+ */
+export function replyOf(stdout: string, endedAtCall = false): Reply {
   let text: string | undefined;
+  let deltas = '';
   let sessionId = '';
   const calls: Reply['calls'] = [];
   for (const line of stdout.split('\n')) {
     if (line.trim() === '') continue;
     const event = JSON.parse(line) as StreamEvent;
     if (event.type === 'tool_call' && event.subtype === 'started' && event.call_id !== undefined) {
+      const [kind, call] = Object.entries(event.tool_call ?? {})[0] ?? ['', {}];
       calls.push({
         id: event.call_id,
-        name: event.tool_call?.function?.name ?? '',
-        arguments: event.tool_call?.function?.arguments ?? '{}',
+        name: kind === 'function' ? (call.name ?? '') : kind.replace(/ToolCall$/, ''),
+        arguments: kind === 'function' ? (call.arguments ?? '{}') : JSON.stringify(call.args ?? {}),
       });
+      sessionId ||= event.session_id ?? '';
+    } else if (event.type === 'assistant' && event.timestamp_ms !== undefined && event.model_call_id === undefined) {
+      deltas += (event.message?.content ?? []).map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
     } else if (event.type === 'result') {
       text = event.result;
       sessionId = event.session_id ?? '';
     }
   }
+  if (endedAtCall) {
+    if (calls.length === 0) throw new Error(`no tool call in the agent's output:\n${stdout.slice(0, 2000)}`);
+    return { text: deltas, sessionId, calls };
+  }
   if (text === undefined) throw new Error(`no result event in the agent's output:\n${stdout.slice(0, 2000)}`);
   return { text, sessionId, calls };
+}
+
+/**
+ * The stand-in's caller's tool for a scripted call (its README, "Caller's tool calls"): a read is
+ * `READ_NOTES:`, anything else `RUN_SHELL:` with a command that names it.
+ */
+function callerTrigger(call: ToolCall): string {
+  if (call.name === 'read') return `READ_NOTES: ${String(call.args.filePath ?? '')}`;
+  const command = typeof call.args.command === 'string' ? call.args.command : `${call.name} ${JSON.stringify(call.args)}`;
+  return `RUN_SHELL: ${command}`;
 }
 
 export class Conversation {
@@ -108,9 +136,16 @@ export class Conversation {
   readonly tools = toolDefinitions();
   #pending: Reply['calls'] = [];
 
+  /**
+   * `callerLoop`: tool episodes as the caller's own tool loop, as OpenCode's plugin runs them: the
+   * user turn asks for one call of the caller's tools, the run is ended at that call, and the
+   * results come as the next request. Otherwise cursor runs the `CALL_TOOL` calls itself, and the
+   * results the script then sends for them are ones the chat already holds.
+   */
   constructor(
     readonly workspace: string,
     readonly model = 'gpt-5',
+    readonly callerLoop = false,
   ) {
     this.messages = [{ role: 'system', content: systemPrompt() }];
   }
@@ -122,11 +157,15 @@ export class Conversation {
   /** Adds a turn's new messages; returns their payload bytes (what a perfect delta must carry at least). */
   add(step: Step): number {
     if (step.kind === 'user') {
-      const lines = step.calls.map((c) => `CALL_TOOL ${c.name} ${JSON.stringify(c.args)}`);
+      const lines = this.callerLoop
+        ? step.calls.slice(0, 1).map(callerTrigger)
+        : step.calls.map((c) => `CALL_TOOL ${c.name} ${JSON.stringify(c.args)}`);
       const text = [step.text, ...lines].join('\n');
       this.messages.push({ role: 'user', content: text });
       return Buffer.byteLength(text);
     }
+    // The caller's loop makes one call a turn: its one result holds what the script's calls return.
+    if (this.callerLoop) step = { kind: 'results', outputs: [step.outputs.join('\n\n')] };
     if (step.outputs.length !== this.#pending.length) {
       throw new Error(`the script has ${step.outputs.length} tool results, cursor's last reply made ${this.#pending.length} calls`);
     }

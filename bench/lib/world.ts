@@ -167,6 +167,8 @@ export interface RunOptions {
   cwd?: string;
   /** Called with each stdout chunk as it arrives, with the hrtime it arrived at. */
   onStdout?: (chunk: Buffer, at: bigint) => void;
+  /** SIGTERM the program once its stdout so far matches, as OpenCode's plugin does at a tool call. */
+  stopAt?: RegExp;
 }
 
 /** Runs a program to its end, timing it from just before spawn to 'close'. */
@@ -177,10 +179,15 @@ export function runProcess(file: string, args: ReadonlyArray<string>, options: R
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let firstByteMs: number | null = null;
+    let stopped = false;
     child.stdout.on('data', (chunk: Buffer) => {
       firstByteMs ??= msSince(started);
       if (options.onStdout) options.onStdout(chunk, process.hrtime.bigint());
       out.push(chunk);
+      if (options.stopAt && !stopped && options.stopAt.test(Buffer.concat(out).toString('utf8'))) {
+        stopped = true;
+        child.kill('SIGTERM');
+      }
     });
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
