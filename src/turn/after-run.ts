@@ -121,18 +121,18 @@ export interface Settlement {
 
 /**
  * A run the caller ended right after cursor's tool calls is the normal end of a tool
- * turn (the caller runs the tools and sends their results as the next request): the chat
- * holds the turn up to those calls, so it is recorded as such. Any other cut-short run
- * leaves the chat's history unknown.
+ * turn (the caller runs the tools and sends their results as the next request). Where the
+ * chat holds the turn up to those calls (endsAtHeldCalls) it is recorded as such. Any
+ * other cut-short run leaves the chat's history unknown.
  */
-function handedOver(run: RunFacts, plan: Plan): boolean {
+function endedAtCalls(run: RunFacts, plan: Plan): boolean {
   const { tap } = run;
   return (
     run.endedByCaller !== null &&
     !run.killedHard &&
     // The caller saw the calls live: a text or json caller, who gets the answer at the end, ended nothing at them.
     plan.callerFormat === 'stream-json' &&
-    endsAtHeldCalls(tap) &&
+    callerReply(tap).calls.length > 0 &&
     !tap.pastCalls &&
     tap.replyText !== undefined &&
     tap.results === 0 &&
@@ -167,7 +167,8 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
           ? signalExit(run.signal)
           : (run.code ?? 1);
   const { tap } = run;
-  const handover = handedOver(run, plan);
+  const atCalls = endedAtCalls(run, plan);
+  const handover = atCalls && endsAtHeldCalls(tap);
   const failure = handover ? null : judged.failure;
   const done = (update: CacheUpdate | null, say: string | null = null): Settlement => ({ update, say, error: null, exit, failure });
   if (!plan.record) return done(null);
@@ -200,8 +201,7 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
     : unusable
       ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}`
-      : // A handover in all but the kind of call it ended at.
-        tap.unheldCall && handedOver({ ...run, tap: { ...tap, unheldCall: false } }, plan)
+      : atCalls && !handover
         ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
         : null;
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
