@@ -104,6 +104,25 @@ describe('what breaks the proof starts a fresh chat', () => {
     assert.equal(c.lastTrace().reason, 'tools-changed');
   });
 
+  test("another account (API key or endpoint): never a resume into the other account's chat; the same account by flag or environment resumes", async () => {
+    const c = new Conversation(world());
+    const turn = async (text: string, args: string[], apiKeyEnv?: string): Promise<string> => {
+      if (apiKeyEnv === undefined) delete c.env.CURSOR_API_KEY;
+      else c.env.CURSOR_API_KEY = apiKeyEnv;
+      const r = await c.turn(text, { args: [...STREAM_ARGS, ...args] });
+      assert.equal(r.code, 0, r.stderr);
+      return `${c.lastTrace().decision}/${c.lastTrace().reason}`;
+    };
+    assert.equal(await turn('remember: one', ['--api-key', 'key-A']), 'fresh/no-entry');
+    assert.equal(await turn('remember: two', [], 'key-A'), 'resume-delta/delta', 'the same key from CURSOR_API_KEY');
+    assert.equal(await turn('remember: three', ['--api-key=key-B']), 'fresh/no-entry', 'another key');
+    assert.match(c.messages.at(-1)!.content as string, /^Turn 1 of this chat/);
+    assert.ok(!c.lastInvocation().argv.includes('--resume'));
+    assert.equal(await turn('remember: four', ['--api-key', 'key-B', '-e', 'https://b.example']), 'fresh/no-entry', 'another endpoint');
+    // --api-key wins over CURSOR_API_KEY, as in cursor-agent.
+    assert.equal(await turn('remember: five', ['--api-key', 'key-B', '--endpoint=https://b.example'], 'key-A'), 'resume-delta/delta');
+  });
+
   test('an edited earlier message', async () => {
     const c = await twoTurns();
     c.messages[2] = { role: 'assistant', content: 'I said something else.' };

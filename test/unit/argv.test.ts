@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { buildAgentArgv, callerChat, parseCallerArgs } from '../../src/agent/argv.js';
+import { resolveSettings } from '../../src/config.js';
+import { parseTranscript } from '../../src/transcript/parse.js';
+import { analyzeTurn } from '../../src/turn/plan.js';
 
 describe('the caller command line', () => {
   test("ours are removed, cursor-agent's kept in order", () => {
@@ -124,5 +127,30 @@ describe('the argv cursor-agent gets', () => {
     assert.deepEqual(buildAgentArgv(c, { ...none, streamJson: true }), ['-f', '--print', '--output-format', 'stream-json']);
     const s = parseCallerArgs(['-p', '--output-format', 'stream-json']);
     assert.deepEqual(buildAgentArgv(s, { ...none, streamJson: true }), ['-p', '--output-format', 'stream-json']);
+  });
+});
+
+describe('the account a run line runs as is part of the anchor', () => {
+  const conversation = parseTranscript(JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'remember: a' }] }));
+  const settings = resolveSettings({}, {}, {}).settings;
+  const anchor = (argv: string[], env: NodeJS.ProcessEnv = {}): string | null =>
+    analyzeTurn(conversation, { caller: parseCallerArgs(argv), settings, env, workspace: '/w' }).anchor;
+
+  test('another API key (--api-key, else CURSOR_API_KEY) or endpoint (-e, --endpoint) is another conversation', () => {
+    const login = anchor(['-p']);
+    const keyA = anchor(['-p', '--api-key', 'key-A']);
+    const keyB = anchor(['-p', '--api-key=key-B']);
+    const endpoint = anchor(['-p', '--api-key', 'key-A', '-e', 'https://b.example']);
+    assert.equal(new Set([login, keyA, keyB, endpoint]).size, 4);
+    // The same key or endpoint however it is given.
+    assert.equal(anchor(['-p'], { CURSOR_API_KEY: 'key-A' }), keyA);
+    assert.equal(anchor(['-p', '--api-key', 'key-A'], { CURSOR_API_KEY: 'key-B' }), keyA, '--api-key wins over CURSOR_API_KEY');
+    assert.equal(anchor(['-p', '--api-key', 'key-A', '--endpoint=https://b.example']), endpoint);
+    assert.equal(anchor(['-pf', '--api-key', 'key-A', '-e', 'https://b.example']), endpoint);
+    assert.equal(anchor(['--api-key', 'key-A', '-fe', 'https://b.example', '-p']), endpoint);
+    assert.equal(anchor(['--api-key', 'key-A', '-ehttps://b.example', '-p']), endpoint);
+    // An empty CURSOR_API_KEY is none; flags that do not change who runs change nothing.
+    assert.equal(anchor(['-p'], { CURSOR_API_KEY: '' }), login);
+    assert.equal(anchor(['-p', '--mode', 'plan', '--sandbox', 'enabled', '--force', '-H', 'x-trace: 1', '--add-dir', '/x']), login);
   });
 });
