@@ -51,6 +51,10 @@ export interface CallerArgs {
   trace: string | undefined;
   model: string | undefined;
   workspace: string | undefined;
+  /** --api-key (the last one given): with -e/--endpoint, the account the chat is made under. */
+  apiKey: string | undefined;
+  /** -e/--endpoint (the last one given). */
+  endpoint: string | undefined;
   outputFormat: OutputFormat | undefined;
   print: boolean;
   /** --resume or --continue: the caller picked a chat itself. */
@@ -103,6 +107,8 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
     trace: undefined,
     model: undefined,
     workspace: undefined,
+    apiKey: undefined,
+    endpoint: undefined,
     outputFormat: undefined,
     print: false,
     callerResume: false,
@@ -153,6 +159,8 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
       out.agentArgs.push(name, value);
       if (name === '--model') out.model = value;
       else if (name === '--workspace') out.workspace = value;
+      else if (name === '--api-key') out.apiKey = value;
+      else if (name === '--endpoint' || name === '-e') out.endpoint = value;
       else if (name === '--output-format') {
         // We may run stream-json in its place and print the caller's format ourselves: only a format we can print.
         if (!isOutputFormat(value)) throw new UsageError(`--output-format must be text, json or stream-json, not ${JSON.stringify(value)}`);
@@ -197,9 +205,11 @@ function groupedShortFlags(argv: ReadonlyArray<string>, i: number, out: CallerAr
   for (let at = 1; at < arg.length; at++) {
     const flag = `-${arg[at]}`;
     if (VALUE_FLAGS.has(flag)) {
-      if (at < arg.length - 1) return i;
-      const value = argv[i + 1];
+      const inline = at < arg.length - 1;
+      const value = inline ? arg.slice(at + 1) : argv[i + 1];
       if (value === undefined) throw new UsageError(`${flag} needs a value`);
+      if (flag === '-e') out.endpoint = value;
+      if (inline) return i;
       out.agentArgs.push(value);
       return i + 1;
     }

@@ -249,7 +249,13 @@ async function explain(file: string, options: InspectOptions, rest: string[], re
   const view = explanation(
     file,
     analysis,
-    { workspaceFrom, modelFlag: caller.model !== undefined, callerResume: caller.callerResume },
+    {
+      workspaceFrom,
+      modelFlag: caller.model !== undefined,
+      callerResume: caller.callerResume,
+      apiKeyFrom: caller.apiKey !== undefined ? 'flag' : process.env.CURSOR_API_KEY ? 'environment' : null,
+      endpoint: caller.endpoint ?? null,
+    },
     describeResume(resolved, process.env),
     cache,
     plan,
@@ -280,7 +286,13 @@ const textOf = (m: Message | undefined): string =>
 function explanation(
   source: string,
   analysis: Analysis,
-  line: { workspaceFrom: WorkspaceSource; modelFlag: boolean; callerResume: boolean },
+  line: {
+    workspaceFrom: WorkspaceSource;
+    modelFlag: boolean;
+    callerResume: boolean;
+    apiKeyFrom: 'flag' | 'environment' | null;
+    endpoint: string | null;
+  },
   resume: { enabled: boolean; from: string; why: string },
   cache: CacheView,
   plan: Plan,
@@ -306,6 +318,8 @@ function explanation(
       model: analysis.model,
       modelFrom: line.modelFlag ? 'flag' : conversation.model !== undefined ? 'transcript' : 'default',
       sessionId: conversation.sessionId ?? null,
+      // Never the key itself: where it came from, and the endpoint.
+      account: { apiKeyFrom: line.apiKeyFrom, endpoint: line.endpoint },
       opener:
         analysis.opener < 0
           ? null
@@ -432,6 +446,10 @@ function render(view: Explanation): string {
     `${anchor.model === '' ? "cursor-agent's default" : anchor.model} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`,
   );
   sub('session', anchor.sessionId ?? 'none');
+  const { apiKeyFrom, endpoint } = anchor.account;
+  const key =
+    apiKeyFrom === 'flag' ? 'the API key from --api-key' : apiKeyFrom === 'environment' ? 'the API key from CURSOR_API_KEY' : 'the login';
+  sub('account', `${key}${endpoint === null ? '' : `, endpoint ${endpoint}`}`);
   sub('opener', anchor.opener ? `message ${anchor.opener.index + 1} (user): ${JSON.stringify(anchor.opener.preview)}` : 'none');
   const { tools } = view;
   const toolsText =

@@ -16,9 +16,25 @@ export interface AnchorInputs {
   sessionId: string | undefined;
   /** Digest of the first real user message. */
   opener: string;
+  /** The account cursor-agent runs as (accountOf), "" for its login at its own endpoint. */
+  account?: string;
 }
 
-/** A conversation's identity: same workspace, model, session and opener, same anchor. */
+/**
+ * A conversation's identity: same workspace, model, session, opener and account, same anchor.
+ * A turn at the login's account keeps the anchor it had before accounts were told apart.
+ */
 export function anchorOf(inputs: AnchorInputs): string {
-  return digest(JSON.stringify(['anchor/v1', inputs.workspace, inputs.model, inputs.sessionId ?? null, inputs.opener]));
+  const account = inputs.account ? [inputs.account] : [];
+  return digest(JSON.stringify(['anchor/v1', inputs.workspace, inputs.model, inputs.sessionId ?? null, inputs.opener, ...account]));
+}
+
+/**
+ * Who cursor-agent runs as, hashed: the API key it is given (--api-key, else CURSOR_API_KEY)
+ * and the endpoint it talks to (-e/--endpoint). A chat made under one account is not another
+ * account's to continue. "" when neither is given: the login, at cursor-agent's own endpoint.
+ */
+export function accountOf(apiKey: string | undefined, endpoint: string | undefined): string {
+  if (apiKey === undefined && endpoint === undefined) return '';
+  return digest(JSON.stringify(['account/v1', apiKey ?? null, endpoint ?? null]));
 }

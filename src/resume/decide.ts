@@ -60,7 +60,7 @@ function lazyFull(conversation: Conversation): Pick<Analysis, 'fullPrompt' | 'fu
 /** Everything about the transcript itself, computed once per run. */
 export function analyze(
   conversation: Conversation,
-  context: { workspace: string; model: string; sideCallPatterns: ReadonlyArray<RegExp> },
+  context: { workspace: string; model: string; sideCallPatterns: ReadonlyArray<RegExp>; account?: string },
 ): Analysis {
   const digests = messageDigests(conversation);
   const opener = firstRealUserIndex(conversation.messages);
@@ -76,7 +76,13 @@ export function analyze(
     anchor:
       opener < 0
         ? null
-        : anchorOf({ workspace: context.workspace, model: context.model, sessionId: conversation.sessionId, opener: digests[opener]! }),
+        : anchorOf({
+            workspace: context.workspace,
+            model: context.model,
+            sessionId: conversation.sessionId,
+            opener: digests[opener]!,
+            account: context.account ?? '',
+          }),
     toolsFingerprint: conversation.layout ? toolsBlockFingerprint(toolsBlock(conversation)) : toolsFingerprint(conversation.tools),
     ...lazyFull(conversation),
   };

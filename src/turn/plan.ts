@@ -5,6 +5,7 @@ import type { MatchedBranch } from '../cache/types.js';
 import type { Settings } from '../config.js';
 import { concreteModel } from '../transcript/model.js';
 import { bridgeOfferIn, type BridgeOffer } from '../resume/bridge-calls.js';
+import { accountOf } from '../resume/anchor.js';
 import { analyze, decide, type Analysis, type Decision, type ResumeDecision } from '../resume/decide.js';
 import { SHARED_SWITCH, sharedSwitchOn } from '../resume/enabled.js';
 import { REASONS } from '../resume/reasons.js';
@@ -43,8 +44,13 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
     workspace: context.workspace,
     model: model === undefined ? '' : concreteModel(model),
     sideCallPatterns: compileSideCallPatterns(context.settings.sideCallPatterns),
+    account: runAccount(context),
   });
 }
+
+/** The account the run's cursor-agent uses: its --api-key wins over CURSOR_API_KEY (an empty one is none), as in cursor-agent. */
+export const runAccount = (context: TurnContext): string =>
+  accountOf(context.caller.apiKey ?? (context.env.CURSOR_API_KEY || undefined), context.caller.endpoint);
 
 /**
  * Whether a run asks the cache about this turn at all: resume on, a structured

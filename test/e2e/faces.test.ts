@@ -308,6 +308,16 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     assert.equal(view.anchor.modelFrom, 'flag');
     assert.equal(view.anchor.workspaceFrom, 'current directory');
     assert.equal(view.anchor.workspace, ROOT.replace(/\/$/, ''));
+    assert.deepEqual(view.anchor.account, { apiKeyFrom: null, endpoint: null });
+    const keyed = json(
+      await cli(['inspect', '--transcript', '-', '--json', '--', '--api-key', 'secret-key', '-e', 'https://b.example'], env, plain),
+    );
+    assert.deepEqual(keyed.anchor.account, { apiKeyFrom: 'flag', endpoint: 'https://b.example' });
+    assert.notEqual(keyed.anchor.value, view.anchor.value, 'another account, another anchor');
+    assert.ok(
+      !JSON.stringify(keyed).replaceAll('"--api-key","secret-key"', '').includes('secret-key'),
+      'the key shown only in the argv it goes to',
+    );
     assert.deepEqual(view.decision.argv, ['--model', 'sonnet-4', '--print', '--force', '--output-format', 'stream-json']);
     const human = await cli(['inspect', '--transcript', '-'], env, plain);
     assert.match(human.stdout, /^cache +no helper running: empty cache \(a run would start one\)$/m);
