@@ -6,6 +6,7 @@
 // next one resumes correctly or starts fresh with the whole conversation. (Protocol-level
 // faults on a bare helper are in helper.test.ts.)
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -17,7 +18,7 @@ import { connectHelper } from '../../src/helper/launcher.js';
 import { runCli, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, factsOf, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
-import { alive, helperPids, openFds, waitFor } from '../support/processes.js';
+import { alive, helperPids, killGroup, openFds, waitFor, type RunResult } from '../support/processes.js';
 import { asTranscript } from '../support/records.js';
 
 const world = worlds();
@@ -196,6 +197,31 @@ describe('its socket and runtime dir tampered with', () => {
     fs.chmodSync(c.env.CURSOR_RESUME_RUNTIME_DIR!, 0o777);
     await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'resumes');
     assert.equal((fs.statSync(c.env.CURSOR_RESUME_RUNTIME_DIR!).mode & 0o777).toString(8), '700');
+  });
+
+  test("what someone left under a hand-off marker's name while the dir was open (a FIFO, a link to /dev/zero) is removed unread: runs do not hang on it", async () => {
+    const c = await started();
+    const dir = c.env.CURSOR_RESUME_RUNTIME_DIR!;
+    execFileSync('mkfifo', [path.join(dir, 'hand-off.planted-fifo')]);
+    fs.symlinkSync('/dev/zero', path.join(dir, 'hand-off.planted-link'));
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const run = spawnCli(STREAM_ARGS, c.env);
+    run.stdin!.end(c.body());
+    let end: RunResult | undefined;
+    void run.closed.then((r) => (end = r));
+    try {
+      // Bounded only so that a hang fails the test rather than holding it forever.
+      await waitFor('the turn to end', () => end !== undefined, 30_000);
+    } finally {
+      killGroup(run.pid);
+    }
+    assert.equal(end!.code, 0, end!.stderr);
+    assert.ok(c.lastInvocation().argv.includes('--resume'), 'the cache still serves');
+    assert.deepEqual(
+      fs.readdirSync(dir).filter((name) => name.startsWith('hand-off.planted')),
+      [],
+      'what was planted is gone',
+    );
   });
 
   test("another user's socket in its place is never spoken to", async () => {
