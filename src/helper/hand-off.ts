@@ -98,17 +98,50 @@ export function handOffPending(paths: RuntimePaths): boolean {
     if (!name.startsWith(MARKER_PREFIX)) continue;
     const file = path.join(paths.dir, name);
     try {
-      const age = Date.now() - fs.statSync(file).mtimeMs;
-      const pid = Number(fs.readFileSync(file, 'latin1'));
+      const marker = readMarker(file);
+      const age = marker?.ageMs ?? 0;
+      const pid = marker?.pid ?? 0;
       const waiting = Number.isSafeInteger(pid) && pid > 0 ? alive(pid) && age < HAND_OFF_LIVE_MS : age < HAND_OFF_STALE_MS;
       // A marker made this very millisecond may show a time ahead of Date.now(), which drops the fraction.
-      if (age > -FUTURE_SLACK_MS && waiting) pending = true;
+      if (marker !== null && age > -FUTURE_SLACK_MS && waiting) pending = true;
       else fs.rmSync(file, { force: true });
-    } catch {
-      // Removed meanwhile: delivered.
+    } catch (error) {
+      // A symbolic link is no marker of ours: removed unread. Anything else: removed meanwhile (delivered).
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') removeQuietly(file);
     }
   }
   return pending;
+}
+
+/** A marker holds a pid at most: anything longer is not one of ours. */
+const MARKER_MAX_BYTES = 32;
+
+/**
+ * A marker's age and the pid it names (NaN or 0: none yet); null for what is no plain file.
+ * Opened without following a link and without blocking, and read up to MARKER_MAX_BYTES: someone
+ * who could write in the runtime dir while it was open to others may have left a FIFO (every run
+ * would wait on it for ever) or a link to /dev/zero (read without end) under a marker's name.
+ * Throws ELOOP for a link, ENOENT for a marker removed meanwhile.
+ */
+function readMarker(file: string): { ageMs: number; pid: number } | null {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) return null;
+    const buffer = Buffer.alloc(MARKER_MAX_BYTES);
+    const text = buffer.toString('latin1', 0, fs.readSync(fd, buffer, 0, MARKER_MAX_BYTES, 0));
+    return { ageMs: Date.now() - stat.mtimeMs, pid: Number(text) };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function removeQuietly(file: string): void {
+  try {
+    fs.rmSync(file, { force: true });
+  } catch {
+    // Not ours to remove: it is not read either way.
+  }
 }
 
 /** Reads a hand-off from the text a run wrote to the helper's stdin; undefined for anything else. */
