@@ -224,6 +224,21 @@ describe('its socket and runtime dir tampered with', () => {
     );
   });
 
+  test("a link left under the helper's forget note while the dir was open is replaced, never written through", async () => {
+    const c = await started();
+    const dir = c.env.CURSOR_RESUME_RUNTIME_DIR!;
+    const pid = await onlyHelper(c.env);
+    const victim = path.join(tempDir('cr-victim-'), 'precious.txt');
+    fs.writeFileSync(victim, 'precious\n');
+    const note = path.join(dir, `forgot-by.${pid}`);
+    fs.symlinkSync(victim, note);
+    const evicted = await runCli(['evict', '--all'], { env: c.env });
+    assert.equal(evicted.code, 0, evicted.stderr);
+    assert.equal(fs.readFileSync(victim, 'utf8'), 'precious\n', 'the file the link led to is untouched');
+    assert.ok(fs.lstatSync(note).isFile(), 'the note is a file of its own now');
+    await turnKnows(c, 'remember: beta', ['alpha', 'beta'], 'fresh');
+  });
+
   test("another user's socket in its place is never spoken to", async () => {
     const c = await started();
     await runCli(['helper', 'stop'], { env: c.env });
