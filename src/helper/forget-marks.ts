@@ -88,7 +88,33 @@ function listed(paths: RuntimePaths, keep: (name: string) => boolean): string[] 
  * the time it is taken. Throws what stopped it.
  */
 export function noteForgot(paths: RuntimePaths, time: number): void {
-  fs.writeFileSync(path.join(paths.dir, `forgot-by.${process.pid}`), `${time} ${bootId()}\n`, { mode: 0o600 });
+  const fd = openNote(path.join(paths.dir, `forgot-by.${process.pid}`));
+  try {
+    fs.ftruncateSync(fd, 0);
+    fs.writeSync(fd, `${time} ${bootId()}\n`, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The note opened for writing in place, never through what someone who could write in the
+ * runtime dir while it was open may have left under its name: a symbolic link (we would
+ * overwrite the file it leads to), a FIFO (we would block), a file of theirs or one linked
+ * elsewhere. Such a thing is removed and the note created anew. Throws what stopped it.
+ */
+function openNote(file: string): number {
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  try {
+    const fd = fs.openSync(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, 0o600);
+    const stat = fs.fstatSync(fd);
+    if (stat.isFile() && stat.nlink === 1 && stat.uid === process.getuid?.()) return fd;
+    fs.closeSync(fd);
+  } catch {
+    // A link (ELOOP), a FIFO nobody reads (ENXIO): removed below; anything else, the exclusive create says.
+  }
+  fs.rmSync(file, { force: true });
+  return fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
 }
 
 /**

@@ -58,7 +58,9 @@ export function notePid(paths: RuntimePaths, marker: string, pid: number | undef
   if (pid === undefined) return;
   let fd: number;
   try {
-    fd = fs.openSync(path.join(paths.dir, marker), create ? fs.constants.O_RDWR | fs.constants.O_CREAT : 'r+', 0o600);
+    // Never through a link someone left under its name: the pid would overwrite the file it leads to.
+    const { O_RDWR, O_CREAT, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+    fd = fs.openSync(path.join(paths.dir, marker), O_RDWR | O_NOFOLLOW | O_NONBLOCK | (create ? O_CREAT : 0), 0o600);
   } catch {
     return; // delivered already, or the dir is gone: nothing to wait for either way
   }
