@@ -202,26 +202,27 @@ describe('its socket and runtime dir tampered with', () => {
   test("what someone left under a hand-off marker's name while the dir was open (a FIFO, a link to /dev/zero) is removed unread: runs do not hang on it", async () => {
     const c = await started();
     const dir = c.env.CURSOR_RESUME_RUNTIME_DIR!;
-    execFileSync('mkfifo', [path.join(dir, 'hand-off.planted-fifo')]);
-    fs.symlinkSync('/dev/zero', path.join(dir, 'hand-off.planted-link'));
+    const planted = ['hand-off.planted-fifo', 'hand-off.planted-link'].map((name) => path.join(dir, name));
+    execFileSync('mkfifo', [planted[0]!]);
+    fs.symlinkSync('/dev/zero', planted[1]!);
     c.messages.push({ role: 'user', content: 'remember: beta' });
     const run = spawnCli(STREAM_ARGS, c.env);
     run.stdin!.end(c.body());
     let end: RunResult | undefined;
     void run.closed.then((r) => (end = r));
+    const left: string[] = [];
     try {
       // Bounded only so that a hang fails the test rather than holding it forever.
       await waitFor('the turn to end', () => end !== undefined, 30_000);
     } finally {
       killGroup(run.pid);
+      // Whatever is left would hang this file's own helper stop at its end too (it waits for hand-offs the same way).
+      for (const file of planted) if (fs.lstatSync(file, { throwIfNoEntry: false })) left.push(file);
+      for (const file of planted) fs.rmSync(file, { force: true });
     }
     assert.equal(end!.code, 0, end!.stderr);
     assert.ok(c.lastInvocation().argv.includes('--resume'), 'the cache still serves');
-    assert.deepEqual(
-      fs.readdirSync(dir).filter((name) => name.startsWith('hand-off.planted')),
-      [],
-      'what was planted is gone',
-    );
+    assert.deepEqual(left, [], 'what was planted is gone');
   });
 
   test("a link left under the helper's forget note while the dir was open is replaced, never written through", async () => {
