@@ -1192,6 +1192,35 @@ test("the helper runs detached (its own session, stdout and stderr on /dev/null,
   ]);
 });
 
+/** The TCP ports process `pid` listens on (Linux /proc: its socket inodes among the listening ones). */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
+    const socket = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' }));
+    if (socket) inodes.add(socket[1]!);
+  }
+  const ports: number[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!fs.existsSync(table)) continue;
+    for (const row of fs.readFileSync(table, 'utf8').trim().split('\n').slice(1)) {
+      const cols = row.trim().split(/\s+/);
+      // st 0A is LISTEN; the inode is the tenth column.
+      if (cols[3] === '0A' && inodes.has(cols[9]!)) ports.push(Number.parseInt(cols[1]!.split(':')[1]!, 16));
+    }
+  }
+  return ports;
+}
+
+test("NODE_OPTIONS's inspector flags do not reach the helper: a detached process living for hours opens no debugger port, which any local user could use to run code as its owner", async (t) => {
+  const w = world(t, { NODE_OPTIONS: '--inspect-port 0 --max-old-space-size=300 --inspect' });
+  const started = await helperCli(['start'], w.env);
+  assert.equal(started.code, 0, started.stderr);
+  const [pid] = helperPids(w.dir);
+  assert.deepEqual(listeningPorts(pid!), [], 'no TCP port open');
+  const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  assert.ok(environ.includes('NODE_OPTIONS=--max-old-space-size=300'), 'the rest of NODE_OPTIONS still reaches it');
+});
+
 // ---- what a run, a dry run and inspect do to the helper ----------------------------------------
 
 /** Sends the conversation's transcript as it stands with `args` (a dry run, or a run in another environment) and expects exit 0; unlike Conversation.send, it adds nothing to the transcript. */
