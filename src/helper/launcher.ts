@@ -61,7 +61,34 @@ const HELPER_ENV = ['CURSOR_RESUME_IDLE_MS', 'CURSOR_RESUME_CONNECTION_IDLE_MS',
 function helperProcessEnv(env: NodeJS.ProcessEnv, paths: RuntimePaths): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { CURSOR_RESUME_RUNTIME_DIR: paths.dir, MALLOC_MMAP_THRESHOLD_: '65536' };
   for (const key of HELPER_ENV) if (env[key] !== undefined) out[key] = env[key];
+  const options = out.NODE_OPTIONS === undefined ? undefined : withoutInspector(out.NODE_OPTIONS);
+  if (options === undefined) delete out.NODE_OPTIONS;
+  else out.NODE_OPTIONS = options;
   return out;
+}
+
+/** Node's inspector and debug flags (Node reads `_` as `-` in them); those that may take their value as the next word. */
+const INSPECTOR_FLAG = /^--(?:inspect|debug)/;
+const INSPECTOR_VALUE_NEXT = /^--(?:inspect[-_]port|debug[-_]port|inspect[-_]publish[-_]uid)$/;
+
+/**
+ * NODE_OPTIONS without the inspector's flags (undefined when nothing is left). A run is the
+ * user's command and ends with it; the helper is detached and lives for hours, and an
+ * inspector port on it would let any local user run code as its owner all that time.
+ * Options with quotes are not split here as Node splits them: with an inspector flag among
+ * them, none of them reaches the helper.
+ */
+function withoutInspector(options: string): string | undefined {
+  if (!/--(?:inspect|debug)/.test(options)) return options;
+  if (/["\\]/.test(options)) return undefined;
+  const words = options.split(/\s+/).filter((word) => word !== '');
+  const kept: string[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (!INSPECTOR_FLAG.test(word)) kept.push(word);
+    else if (INSPECTOR_VALUE_NEXT.test(word)) i++;
+  }
+  return kept.length === 0 ? undefined : kept.join(' ');
 }
 
 /** How the launcher starts a helper (the benchmarks start one the same way to time its start). */
