@@ -8,10 +8,10 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
-import { ROOT, runCli, sandboxEnv, startGate, tempDir, type RunResult } from '../support/cli.js';
+import { BIN, ROOT, runCli, sandboxEnv, startGate, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
-import { waitFor } from '../support/processes.js';
+import { runProcess, waitFor } from '../support/processes.js';
 
 const world = worlds();
 
@@ -480,6 +480,22 @@ describe('config', { concurrency: true }, () => {
       assert.deepEqual([set.code, set.stdout, existsSync(join(cwd, 'relative'))], [0, `ttlMinutes = 30 (in ${file})\n`, false], set.stderr);
     }
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { ttlMinutes: 30 });
+  });
+
+  test('config set under a umask of 000 makes a file and folder only its user can write: the file names the program every turn runs', async () => {
+    const env = world();
+    const file = fileOf(env);
+    const set = await runProcess(
+      '/bin/sh',
+      ['-c', 'umask 000 && exec "$@"', 'sh', process.execPath, BIN, 'config', 'set', 'resume', 'true'],
+      {
+        env,
+      },
+    );
+    assert.equal(set.code, 0, set.stderr);
+    for (const path of [file, dirname(file), env.XDG_CONFIG_HOME!]) {
+      assert.equal((statSync(path).mode & 0o077).toString(8), '0', `${path} is open to others`);
+    }
   });
 
   test('config set at the same time from many processes: every change lands (one writer at a time)', async () => {
