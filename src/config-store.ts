@@ -33,7 +33,8 @@ export type ConfigFile = Conf<Record<string, unknown>>;
 export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Promise<{ result: T; path: string; setAside?: string }> {
   const path = configFile();
   const release = await writing(path, async () => {
-    mkdirSync(configDir(), { recursive: true });
+    // Private whatever the umask: the file names the program every turn runs (`agent`).
+    mkdirSync(configDir(), { recursive: true, mode: 0o700 });
     return locked(path);
   });
   try {
@@ -53,6 +54,8 @@ export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Prom
         fileExtension: 'json',
         // Setting names have no dots; a dotted key must never become a nested object.
         accessPropertiesByDotNotation: false,
+        // conf's default is 0666 less the umask: under a umask of 000 anyone could name our agent.
+        configFileMode: 0o600,
       });
       // One file, one truth: if conf ever resolved another path, runs would not see what we wrote.
       if (file.path !== path) throw new Error(`conf writes ${file.path}, but runs read ${path}`);
