@@ -136,6 +136,16 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
       `refusing the helper runtime dir ${paths.dir}: it is owned by uid ${stat.uid}, not by you (uid ${uid}). ${hint(paths)}`,
     );
   }
+  if ((stat.mode & 0o077) !== 0) {
+    // Only a folder that is evidently ours is made private: one holding anything else is someone's
+    // shared folder (/tmp or /run named by root, a home), whose mode is not ours to change.
+    const stranger = strangerIn(paths.dir);
+    if (stranger !== undefined) {
+      throw new RuntimeDirError(
+        `refusing the helper runtime dir ${paths.dir}: it is open to other users (mode ${(stat.mode & 0o7777).toString(8)}) and holds files that are not cursor-resume's (${JSON.stringify(stranger)}), so it is not made private; choose a folder of its own. ${hint(paths)}`,
+      );
+    }
+  }
   if ((stat.mode & 0o077) !== 0 && options.tighten !== false) {
     try {
       fs.chmodSync(paths.dir, 0o700);
@@ -150,6 +160,27 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
     }
   }
   return 'ok';
+}
+
+/** What cursor-resume keeps in its runtime dir (README, "Its files"), start-lock takeovers included. */
+const OWN_FILE = /^(?:helper\.sock|helper\.lock(?:\..+\.stale)?|hand-off\..+|forget-before\..+|forgot-by\.\d+)$/;
+
+/** The first name in `dir` that is none of cursor-resume's files, or undefined (read until one is found). */
+function strangerIn(dir: string): string | undefined {
+  let listing: fs.Dir;
+  try {
+    listing = fs.opendirSync(dir);
+  } catch (error) {
+    throw new RuntimeDirError(`cannot read the helper runtime dir ${dir}: ${(error as Error).message}`);
+  }
+  try {
+    for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) {
+      if (!OWN_FILE.test(entry.name)) return entry.name;
+    }
+    return undefined;
+  } finally {
+    listing.closeSync();
+  }
 }
 
 /**
