@@ -95,6 +95,29 @@ test('a cache that is missing, made of other bytes, damaged or refused by V8 cha
   }
 });
 
+test('a cache made under another Node with the same V8 version is not taken: V8 would take it, and may crash', async () => {
+  // Every Node 20 has V8 11.3.244.8, told apart only by Node's own patches ("-node.25" in
+  // 20.10.0, "-node.38" in 20.20.2). V8 checks the version numbers, not those: Node 20.10.0
+  // took the cache Node 20.20.2 made and died of SIGSEGV on every run. This copy of Node
+  // says it is another build of the same V8 (a preload changes process.version and
+  // process.versions), as Node 20.10.0 would.
+  const reference = (await behaviour(copyOfBuild())).outputs;
+  const copy = copyOfBuild();
+  const otherNode = join(copy.dir, 'other-node.cjs');
+  writeFileSync(
+    otherNode,
+    [
+      "const versions = { ...process.versions, node: '20.10.0', v8: process.versions.v8.replace(/-node\\.\\d+$/, '') + '-node.0' };",
+      "Object.defineProperty(process, 'versions', { value: Object.freeze(versions), enumerable: true, configurable: true });",
+      "Object.defineProperty(process, 'version', { value: 'v20.10.0', enumerable: true, configurable: true });",
+      '',
+    ].join('\n'),
+  );
+  const { cache, outputs } = await behaviour(copy, ['--require', otherNode]);
+  assert.deepEqual(cache, ['mismatch', 'mismatch', 'mismatch']);
+  assert.deepEqual(outputs, reference, 'the same output and exit status');
+});
+
 test("a run line's bundles hold none of our subcommands' packages (commander, chalk, conf, execa, string-width)", () => {
   // Which packages a bundle holds, from its source map: one import of present.ts's helpers put commander in cli.cjs.
   const packagesOf = (bundle: string): string[] => {
