@@ -3,9 +3,10 @@
 // otherwise loads the CLI bundle (dist/cli.cjs) with the V8 code cache the build made of it
 // (dist/cli.cjs.cache): a turn then skips compiling most of its own code, about 10 ms
 // of every run (BENCHMARKS.md). The cache is taken only whole and for the exact bytes
-// it was made from (it opens with the SHA-256 of cli.cjs and of itself: V8 checks only
-// the source's length, and a damaged cache can crash it), and only where V8 accepts it
-// (the same Node and flags); anywhere else cli.cjs is compiled as usual. Nothing here
+// it was made from, under the Node that made it (it opens with the SHA-256 of that Node,
+// of cli.cjs and of itself: V8 checks only the source's length and its own version's
+// numbers, and a damaged cache or one from another Node can crash it), and only where V8
+// accepts it (the same flags); anywhere else cli.cjs is compiled as usual. Nothing here
 // writes a file: the build makes the cache (scripts/code-cache.mjs).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import Module from 'node:module';
@@ -31,13 +32,22 @@ const DIGEST_BYTES = 32;
  */
 export const CLI_PARAMETERS = ['exports', 'require', 'module', '__filename', '__dirname', '__importBeside'] as const;
 
-/** The hash that opens the cache file, fed with cli.cjs's bytes: V8's data that follows goes in next. */
-const sourceHash = (source: Buffer) => builtin<typeof import('node:crypto')>('node:crypto').createHash('sha256').update(source);
+/**
+ * The Node that makes or reads the cache. V8 takes a cache made by any build of its own version
+ * (it checks the numbers, 11.3.244.8 in every Node 20, not Node's patches on them, "-node.25"
+ * in 20.10.0, "-node.38" in 20.20.2), and runs the bytecode: Node 20.10.0 took the cache
+ * Node 20.20.2 made and died of SIGSEGV on every run. So the digest covers the Node too.
+ */
+const runtime = (): string => `${process.version} ${process.platform} ${process.arch} ${JSON.stringify(process.versions)}`;
 
-/** What opens the cache file: the digest of cli.cjs (its bytes) and of V8's data that follows. */
+/** The hash that opens the cache file, fed with the Node and cli.cjs's bytes: V8's data that follows goes in next. */
+const sourceHash = (source: Buffer) =>
+  builtin<typeof import('node:crypto')>('node:crypto').createHash('sha256').update(runtime()).update(source);
+
+/** What opens the cache file: the digest of the Node that made it, of cli.cjs (its bytes) and of V8's data that follows. */
 export const cacheDigest = (source: Buffer, data: Buffer): Buffer => sourceHash(source).update(data).digest();
 
-/** What became of the code cache: used, refused by V8 (another Node or flags), made of other bytes or damaged, or not there. */
+/** What became of the code cache: used, refused by V8 (other flags), made by another Node or of other bytes or damaged, or not there. */
 export type CacheUse = 'used' | 'rejected' | 'mismatch' | 'absent' | 'off';
 
 /** The file's bytes read into `buffer` from its start, as readFileSync reads them: up to the size it had when opened. */

@@ -85,7 +85,7 @@ test('a cache that is missing, made of other bytes, damaged or refused by V8 cha
     ['missing', missing, [], 'absent'],
     ['made of other bytes', edited, [], 'mismatch'],
     ['damaged', damaged, [], 'mismatch'],
-    // Another V8 flag is what another Node version looks like to the cache.
+    // Other V8 flags: V8 itself refuses the cache (another Node is the test below).
     ['taken under other V8 flags', copyOfBuild(), ['--max-semi-space-size=1'], 'rejected'],
   ];
   for (const [name, copy, flags, expected] of cases) {
