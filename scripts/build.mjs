@@ -55,18 +55,21 @@ const processGlobal = {
  * esbuild keeps all of it and every run would build its formatter's tables of indentation
  * strings (about 300 KB, most of it garbage for the young generation to copy) for a parse
  * that runs only on a broken file. Its modules have no side effects but those tables: say
- * so, and what is not used is left out.
+ * so, and what is not used is left out. src/ imports the package by its name, whose "main" is a
+ * UMD build esbuild cannot bundle: it gets the ES module build (lib/esm/, a CommonJS file to
+ * Node before 20.19, which is why src/ does not name it: the tests run src/ through tsx).
  */
+const JSONC_ESM = 'jsonc-parser/lib/esm/main.js';
 const jsoncPure = {
   name: 'jsonc-pure',
   setup(b) {
-    b.onResolve({ filter: /^(jsonc-parser\/|\.\/)/ }, async (args) => {
+    b.onResolve({ filter: /^(jsonc-parser(\/|$)|\.\/)/ }, async (args) => {
       if (
         args.pluginData === 'jsonc-pure' ||
-        !(args.path.startsWith('jsonc-parser/') || args.importer.includes('/node_modules/jsonc-parser/'))
+        !(args.path.startsWith('jsonc-parser') || args.importer.includes('/node_modules/jsonc-parser/'))
       )
         return undefined;
-      const found = await b.resolve(args.path, {
+      const found = await b.resolve(args.path === 'jsonc-parser' ? JSONC_ESM : args.path, {
         kind: args.kind,
         resolveDir: args.resolveDir,
         importer: args.importer,

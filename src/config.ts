@@ -5,8 +5,9 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
-// The ES module build: esbuild cannot bundle the UMD one that "main" names.
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser/lib/esm/main.js';
+// Bundled from its ES module build (scripts/build.mjs, jsoncPure): esbuild cannot bundle the
+// UMD one that "main" names, and Node before 20.19 reads lib/esm/ as CommonJS.
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import * as z from './zod.js';
 import { ignoredEnvLimits, SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
