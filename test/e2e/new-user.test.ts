@@ -75,6 +75,18 @@ describe('the package', () => {
       `cursor-resume: this copy is not built (no ${copy}/dist/boot.cjs); run npm install in ${copy}, or install a packed copy (README, Installing)\n`,
     );
   });
+
+  test("runs through a symlink, as npm's global bin is, also where Node keeps the link's path (--preserve-symlinks-main)", () => {
+    const bin = tempDir('cr-global-bin-');
+    const link = join(bin, 'cursor-resume');
+    symlinkSync(BIN, link);
+    for (const nodeOptions of ['', '--preserve-symlinks-main']) {
+      const r = spawnSync(link, ['--our-version'], { encoding: 'utf8', env: sandboxEnv({ NODE_OPTIONS: nodeOptions }) });
+      assert.equal(r.stderr, '', nodeOptions);
+      assert.equal(r.stdout, `${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`);
+      assert.equal(r.status, 0, nodeOptions);
+    }
+  });
 });
 
 describe('config set agent is checked when set', () => {
