@@ -2,9 +2,9 @@
 // config file with a syntax error, a workspace that is not there, the stand-in's chats.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
-import { delimiter, join, posix } from 'node:path';
+import { delimiter, join, posix, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, ROOT, runCli, sandboxEnv, STAND_IN, tempDir } from '../support/cli.js';
 import { Conversation, readLog } from '../support/conversation.js';
@@ -19,11 +19,26 @@ function writeConfig(env: NodeJS.ProcessEnv, text: string): string {
   return file;
 }
 
-describe('the package', () => {
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' })) as [
+/**
+ * What `npm pack` would ship, listed in a copy of the checkout (but node_modules/ and .git/)
+ * whose package.json has no prepare script: npm 10, which every Node 20 comes with, runs
+ * prepare on `npm pack --dry-run --ignore-scripts` all the same, and that build would empty
+ * dist/ under the tests running beside this one.
+ */
+function packedFiles(): string[] {
+  const copy = tempDir('cr-pack-');
+  cpSync(ROOT, copy, { recursive: true, filter: (src) => !/^(node_modules|\.git)(\/|$)/.test(relative(ROOT, src)) });
+  const pkg = JSON.parse(readFileSync(join(copy, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  delete pkg.scripts.prepare;
+  writeFileSync(join(copy, 'package.json'), JSON.stringify(pkg, null, 2));
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: copy, encoding: 'utf8' })) as [
     { files: { path: string }[] },
   ];
-  const files = packed[0].files.map((f) => f.path);
+  return packed[0].files.map((f) => f.path);
+}
+
+describe('the package', () => {
+  const files = packedFiles();
 
   test('ships the launcher, the bundles and the manual; no stand-in, no source maps, no sources', () => {
     for (const needed of [
