@@ -18,6 +18,8 @@ function copyOfBuild(): Copy {
   const dir = tempDir('cr-boot-');
   cpSync(join(ROOT, 'bin'), join(dir, 'bin'), { recursive: true });
   cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  // As installed: package.json says dist/program.js is an ES module (Node before 20.19 reads it by that alone).
+  cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
   // bin/cursor-resume.js, telling on stderr how the cache was taken.
   const probe = join(dir, 'bin', 'probe.js');
   writeFileSync(probe, "process.stderr.write(`cache: ${require('../dist/boot.cjs').startCli().cache}\\n`);\n");
