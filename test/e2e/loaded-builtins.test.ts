@@ -3,8 +3,11 @@
 // node:module would start Node's ES module loader and source maps, node:timers/promises
 // one module more; a run line uses neither, whether it resumes, starts fresh or hands over.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { STAND_IN } from '../support/cli.js';
+import { STAND_IN, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
 import { exitProbe } from '../support/probe.js';
@@ -13,13 +16,20 @@ import { runProcess } from '../support/processes.js';
 const world = worlds();
 const probe = exitProbe('modules', 'JSON.stringify(process.moduleLoadList)');
 
-/** What a run line never needs (each is what loading it brings in first). */
+/** What this Node loads for any CommonJS script, at its exit: not a run's doing (Node 20.10 starts its ES module loader for every one). */
+function nodeLoads(): string[] {
+  const script = join(tempDir('cr-empty-'), 'empty.cjs');
+  writeFileSync(script, "process.on('exit', () => process.stdout.write(JSON.stringify(process.moduleLoadList)));\n");
+  return JSON.parse(execFileSync(process.execPath, [script], { encoding: 'utf8' })) as string[];
+}
+
+/** What a run line never needs (each is what loading it brings in first), but what Node loads for any script. */
 const UNUSED = [
   'NativeModule module',
   'NativeModule internal/modules/esm/loader',
   'NativeModule internal/source_map/source_map',
   'NativeModule timers/promises',
-];
+].filter((m) => !nodeLoads().includes(m));
 
 /** The binary run under the probe: its exit status, stdout, and the modules Node loaded. */
 async function probed(args: string[], input: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; modules: string[] }> {
