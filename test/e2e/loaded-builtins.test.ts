@@ -23,13 +23,15 @@ function nodeLoads(): string[] {
   return JSON.parse(execFileSync(process.execPath, [script], { encoding: 'utf8' })) as string[];
 }
 
-/** What a run line never needs (each is what loading it brings in first), but what Node loads for any script. */
+const loadedByNode = nodeLoads();
+
+/** What a run line never needs (each is what loading it brings in first), less what Node loads for any script. */
 const UNUSED = [
   'NativeModule module',
   'NativeModule internal/modules/esm/loader',
   'NativeModule internal/source_map/source_map',
   'NativeModule timers/promises',
-].filter((m) => !nodeLoads().includes(m));
+].filter((m) => !loadedByNode.includes(m));
 
 /** The binary run under the probe: its exit status, stdout, and the modules Node loaded. */
 async function probed(args: string[], input: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; modules: string[] }> {
