@@ -40,7 +40,7 @@ function packedFiles(): string[] {
 describe('the package', () => {
   const files = packedFiles();
 
-  test('ships the launcher, the bundles and the manual; no stand-in, no source maps, no sources', () => {
+  test('ships the launcher, the bundles, the manual and the licence; no stand-in, no source maps, no sources', () => {
     for (const needed of [
       'bin/cursor-resume.js',
       'bin/package.json',
@@ -52,6 +52,7 @@ describe('the package', () => {
       'dist/helper/helper-server.js',
       'man/cursor-resume.1',
       'README.md',
+      'LICENSE',
       'package.json',
     ]) {
       assert.ok(files.includes(needed), needed);
