@@ -14,7 +14,7 @@ import { isSameVersion, PATIENT } from '../helper/client.js';
 import { probeHelper } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
 import { viewCache, type CacheView } from '../turn/cache-view.js';
-import { analyzeTurn, dryRunView, planTurn, type Plan } from '../turn/plan.js';
+import { analyzeTurn, dryRunView, planTurn, runApiKey, type Plan } from '../turn/plan.js';
 import { ago, bytes, fields, left, paint, preview, printJson, shellQuote, shortIds, shortPath, table } from '../present.js';
 import { plural } from '../plural.js';
 import type { Analysis, BranchCheck } from '../resume/decide.js';
@@ -253,7 +253,7 @@ async function explain(file: string, options: InspectOptions, rest: string[], re
       workspaceFrom,
       modelFlag: caller.model !== undefined,
       callerResume: caller.callerResume,
-      apiKeyFrom: caller.apiKey !== undefined ? 'flag' : process.env.CURSOR_API_KEY ? 'environment' : null,
+      apiKeyFrom: runApiKey(context)?.from ?? null,
       endpoint: caller.endpoint ?? null,
     },
     describeResume(resolved, process.env),

@@ -48,9 +48,18 @@ export function analyzeTurn(conversation: Conversation, context: TurnContext): A
   });
 }
 
-/** The account the run's cursor-agent uses: its --api-key wins over CURSOR_API_KEY (an empty one is none), as in cursor-agent. */
-export const runAccount = (context: TurnContext): string =>
-  accountOf(context.caller.apiKey ?? (context.env.CURSOR_API_KEY || undefined), context.caller.endpoint);
+/**
+ * The API key the run's cursor-agent uses and where it comes from: --api-key, else CURSOR_API_KEY,
+ * an empty one being none (as the stand-in reads them: `--api-key=` leaves the environment's key).
+ */
+export function runApiKey(context: Pick<TurnContext, 'caller' | 'env'>): { key: string; from: 'flag' | 'environment' } | null {
+  if (context.caller.apiKey) return { key: context.caller.apiKey, from: 'flag' };
+  const key = context.env.CURSOR_API_KEY;
+  return key ? { key, from: 'environment' } : null;
+}
+
+/** The account the run's cursor-agent uses (resume/anchor.ts, accountOf). */
+const runAccount = (context: TurnContext): string => accountOf(runApiKey(context)?.key, context.caller.endpoint);
 
 /**
  * Whether a run asks the cache about this turn at all: resume on, a structured

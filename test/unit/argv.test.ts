@@ -136,7 +136,7 @@ describe('the account a run line runs as is part of the anchor', () => {
   const anchor = (argv: string[], env: NodeJS.ProcessEnv = {}): string | null =>
     analyzeTurn(conversation, { caller: parseCallerArgs(argv), settings, env, workspace: '/w' }).anchor;
 
-  test('another API key (--api-key, else CURSOR_API_KEY) or endpoint (-e, --endpoint) is another conversation', () => {
+  test('another API key (a non-empty --api-key, else CURSOR_API_KEY) or endpoint (-e, --endpoint) is another conversation', () => {
     const login = anchor(['-p']);
     const keyA = anchor(['-p', '--api-key', 'key-A']);
     const keyB = anchor(['-p', '--api-key=key-B']);
@@ -151,6 +151,10 @@ describe('the account a run line runs as is part of the anchor', () => {
     assert.equal(anchor(['--api-key', 'key-A', '-ehttps://b.example', '-p']), endpoint);
     // An empty CURSOR_API_KEY is none; flags that do not change who runs change nothing.
     assert.equal(anchor(['-p'], { CURSOR_API_KEY: '' }), login);
+    // An empty --api-key is none either: the environment's key is the one cursor-agent uses.
+    assert.equal(anchor(['-p', '--api-key='], { CURSOR_API_KEY: 'key-A' }), keyA);
+    assert.equal(anchor(['-p', '--api-key', ''], { CURSOR_API_KEY: 'key-B' }), keyB);
+    assert.equal(anchor(['-p', '--api-key=']), login);
     assert.equal(anchor(['-p', '--mode', 'plan', '--sandbox', 'enabled', '--force', '-H', 'x-trace: 1', '--add-dir', '/x']), login);
   });
 });
