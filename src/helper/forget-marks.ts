@@ -15,10 +15,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { monotonicMs } from '../monotonic.js';
-import type { RuntimePaths } from './paths.js';
+import { MARK_PREFIX, NOTE_PREFIX, type RuntimePaths } from './paths.js';
 
-const MARK_PREFIX = 'forget-before.';
-const NOTE = /^forgot-by\.(\d+)$/;
 /** A mark is one short line; anything longer is not one of ours. */
 const MARK_MAX_BYTES = 96;
 
@@ -70,8 +68,8 @@ const isMark = (name: string): boolean => name.startsWith(MARK_PREFIX);
 const isMarkOrTheirNote =
   (starting: boolean) =>
   (name: string): boolean => {
-    const note = NOTE.exec(name);
-    return isMark(name) || (note !== null && (starting || Number(note[1]) !== process.pid));
+    const pid = name.startsWith(NOTE_PREFIX) ? name.slice(NOTE_PREFIX.length) : '';
+    return isMark(name) || (/^\d+$/.test(pid) && (starting || Number(pid) !== process.pid));
   };
 
 /** The runtime dir's files whose names `keep` picks, as paths. */
@@ -88,7 +86,7 @@ function listed(paths: RuntimePaths, keep: (name: string) => boolean): string[] 
  * the time it is taken. Throws what stopped it.
  */
 export function noteForgot(paths: RuntimePaths, time: number): void {
-  const fd = openNote(path.join(paths.dir, `forgot-by.${process.pid}`));
+  const fd = openNote(path.join(paths.dir, `${NOTE_PREFIX}${process.pid}`));
   try {
     fs.ftruncateSync(fd, 0);
     fs.writeSync(fd, `${time} ${bootId()}\n`, 0);

@@ -10,7 +10,7 @@ import type { Limits } from '../cache/limits.js';
 import { alive } from './alive.js';
 import { HelperClient, isSameVersion, type TurnRecord } from './client.js';
 import { limitsBelow } from './limits-below.js';
-import type { RuntimePaths } from './paths.js';
+import { MARKER_PREFIX, type RuntimePaths } from './paths.js';
 
 /** What a run hands to the helper it starts on its stdin: the limits its settings ask for, and the record of its turn. */
 export interface HandOff {
@@ -18,7 +18,6 @@ export interface HandOff {
   record: TurnRecord;
 }
 
-const MARKER_PREFIX = 'hand-off.';
 /**
  * The helper's environment variable naming its marker. Not in the stdin payload: a run
  * killed while writing a long record leaves half a text, and the marker must go all the same.

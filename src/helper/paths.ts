@@ -7,6 +7,10 @@ import { envValue } from '../env-value.js';
 
 export const SOCKET_NAME = 'helper.sock';
 export const LOCK_NAME = 'helper.lock';
+/** The names of the other files the runtime dir holds (README, "Its files"): hand-off.ts and forget-marks.ts. */
+export const MARKER_PREFIX = 'hand-off.';
+export const MARK_PREFIX = 'forget-before.';
+export const NOTE_PREFIX = 'forgot-by.';
 /** sun_path is 104 bytes on macOS/BSD (108 on Linux), including the closing NUL. */
 export const MAX_SOCKET_PATH_BYTES = 103;
 
@@ -89,8 +93,8 @@ export interface DirCheckOptions {
 }
 
 /**
- * Creates the runtime dir (0700) or checks an existing one. A folder open to
- * group or others is ours (owner checked first), so it is tightened to 0700.
+ * Creates the runtime dir (0700) or checks an existing one (checkRuntimeDir): one of
+ * ours open to group or others is tightened to 0700, a shared one refused.
  * Throws RuntimeDirError saying what is wrong and what to do.
  */
 export function ensureRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = {}): void {
@@ -110,7 +114,8 @@ export function ensureRuntimeDir(paths: RuntimePaths, options: DirCheckOptions =
 /**
  * Checks an existing runtime dir without creating it ('missing' if there is
  * none, so `helper status` never creates folders). Tightens a folder we own that
- * is open to others (unless told not to: a helper would tighten it as it starts); refuses anything else.
+ * is open to others and holds only cursor-resume's files, sticky bit unset (unless
+ * told not to: a helper would tighten it as it starts); refuses anything else.
  */
 export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = {}): 'ok' | 'missing' {
   const uid = options.uid ?? currentUid();
@@ -136,13 +141,21 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
       `refusing the helper runtime dir ${paths.dir}: it is owned by uid ${stat.uid}, not by you (uid ${uid}). ${hint(paths)}`,
     );
   }
+  const mode = (stat.mode & 0o7777).toString(8);
   if ((stat.mode & 0o077) !== 0) {
-    // Only a folder that is evidently ours is made private: one holding anything else is someone's
-    // shared folder (/tmp or /run named by root, a home), whose mode is not ours to change.
-    const stranger = strangerIn(paths.dir);
-    if (stranger !== undefined) {
+    // Only a folder that is evidently ours is made private: a sticky one (cursor-resume never makes
+    // one) or one holding anything else is someone's shared folder (/tmp or /run named by root, an
+    // empty one too, a home), whose mode is not ours to change.
+    const stranger = (stat.mode & 0o1000) !== 0 ? undefined : strangerIn(paths.dir);
+    const why =
+      (stat.mode & 0o1000) !== 0
+        ? 'is sticky, as a shared folder is'
+        : stranger !== undefined
+          ? `holds files that are not cursor-resume's (${JSON.stringify(stranger)})`
+          : undefined;
+    if (why !== undefined) {
       throw new RuntimeDirError(
-        `refusing the helper runtime dir ${paths.dir}: it is open to other users (mode ${(stat.mode & 0o7777).toString(8)}) and holds files that are not cursor-resume's (${JSON.stringify(stranger)}), so it is not made private; choose a folder of its own. ${hint(paths)}`,
+        `refusing the helper runtime dir ${paths.dir}: it is open to other users (mode ${mode}) and ${why}, so it is not made private; choose a folder of its own. ${hint(paths)}`,
       );
     }
   }
@@ -151,7 +164,7 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
       fs.chmodSync(paths.dir, 0o700);
     } catch (error) {
       throw new RuntimeDirError(
-        `the helper runtime dir ${paths.dir} is open to other users (mode ${(stat.mode & 0o777).toString(8)}) and could not be made private: ${(error as Error).message}. ${hint(paths)}`,
+        `the helper runtime dir ${paths.dir} is open to other users (mode ${mode}) and could not be made private: ${(error as Error).message}. ${hint(paths)}`,
       );
     }
     const after = fs.lstatSync(paths.dir);
@@ -162,8 +175,12 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
   return 'ok';
 }
 
-/** What cursor-resume keeps in its runtime dir (README, "Its files"), start-lock takeovers included. */
-const OWN_FILE = /^(?:helper\.sock|helper\.lock(?:\..+\.stale)?|hand-off\..+|forget-before\..+|forgot-by\.\d+)$/;
+const literal = (name: string): string => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** What cursor-resume keeps in its runtime dir, start-lock takeovers (start-lock.ts) included. */
+const OWN_FILE = new RegExp(
+  `^(?:${literal(SOCKET_NAME)}|${literal(LOCK_NAME)}(?:\\..+\\.stale)?|${literal(MARKER_PREFIX)}.+|${literal(MARK_PREFIX)}.+|${literal(NOTE_PREFIX)}\\d+)$`,
+);
 
 /** The first name in `dir` that is none of cursor-resume's files, or undefined (read until one is found). */
 function strangerIn(dir: string): string | undefined {

@@ -199,19 +199,29 @@ describe('its socket and runtime dir tampered with', () => {
     assert.equal((fs.statSync(c.env.CURSOR_RESUME_RUNTIME_DIR!).mode & 0o777).toString(8), '700');
   });
 
-  test('a shared folder named as the runtime dir (mode 1777 and files of others, as /tmp is for root) is refused and keeps its mode, never made private', async () => {
-    const shared = tempDir('cr-shared-');
-    fs.writeFileSync(path.join(shared, 'someone-elses.txt'), 'x');
-    fs.chmodSync(shared, 0o1777);
-    const c = conversation(world({ CURSOR_RESUME_RUNTIME_DIR: shared }));
-    const t = await c.turn('remember: alpha', { args: VERBOSE });
-    assert.equal(t.code, 0, t.stderr);
-    assert.match(t.stderr, /holds files that are not cursor-resume's/);
-    assert.equal(c.lastTrace().reason, 'no-cache');
-    assert.equal((fs.statSync(shared).mode & 0o7777).toString(8), '1777', 'its mode is as it was');
-    const get = await runCli(['config', 'get', 'runtimeDir'], { env: c.env });
-    assert.equal(get.code, 1, 'config get says a helper would refuse it');
-  });
+  for (const [what, mode, file, said] of [
+    [
+      'open to all and holding files of others, as /tmp is for root',
+      0o777,
+      'someone-elses.txt',
+      /holds files that are not cursor-resume's/,
+    ],
+    ['sticky and empty, as /tmp is in a new container', 0o1777, undefined, /is sticky, as a shared folder is/],
+  ] as const) {
+    test(`a shared folder named as the runtime dir (${what}) is refused and keeps its mode, never made private`, async () => {
+      const shared = tempDir('cr-shared-');
+      if (file !== undefined) fs.writeFileSync(path.join(shared, file), 'x');
+      fs.chmodSync(shared, mode);
+      const c = conversation(world({ CURSOR_RESUME_RUNTIME_DIR: shared }));
+      const t = await c.turn('remember: alpha', { args: VERBOSE });
+      assert.equal(t.code, 0, t.stderr);
+      assert.match(t.stderr, said);
+      assert.equal(c.lastTrace().reason, 'no-cache');
+      assert.equal(fs.statSync(shared).mode & 0o7777, mode, 'its mode is as it was');
+      const get = await runCli(['config', 'get', 'runtimeDir'], { env: c.env });
+      assert.equal(get.code, 1, 'config get says a helper would refuse it');
+    });
+  }
 
   test("what someone left under a hand-off marker's name while the dir was open (a FIFO, a link to /dev/zero) is removed unread: runs do not hang on it", async () => {
     const c = await started();
