@@ -28,8 +28,8 @@ The helper keeps resume state (hashes, chat IDs, workspace paths, model names, c
 message text) in memory behind a Unix socket, helper.sock, in $CURSOR_RESUME_RUNTIME_DIR (an absolute
 path short enough for the socket; default $XDG_RUNTIME_DIR/cursor-resume, else <tmpdir>/cursor-resume-<uid>), a private 0700
 folder. A run that needs it starts it, with none of the caller's environment but its runtime folder,
-the two idle settings below, NODE_OPTIONS, glibc's MALLOC_MMAP_THRESHOLD_ and, when it starts with a
-turn's record, CURSOR_RESUME_HAND_OFF. It exits by itself after 5 minutes with no connections and an empty
+the two idle settings below, NODE_OPTIONS without its --inspect and --debug flags, glibc's
+MALLOC_MMAP_THRESHOLD_ and, when it starts with a turn's record, CURSOR_RESUME_HAND_OFF. It exits by itself after 5 minutes with no connections and an empty
 cache, and on SIGTERM, SIGINT or SIGHUP.
 
 \`helper\` alone is \`helper status\`. Exit status of status: 0 running, 3 not running, 1 the runtime
