@@ -7,10 +7,12 @@
 // next later transcript of the same conversation (the same anchor, beginning with
 // turn N's messages) carries right after turn N's messages. Side calls (a title
 // request) and other conversations in between are skipped, as they are on real
-// runs: they never touch this conversation's chat. A turn whose reply is unknown
-// (no later transcript continues it, or the one that does carries no reply) is
-// treated as a run whose cursor-agent gave no usable reply: nothing is recorded,
-// and a branch it resumed stays as it was. That is what a real run does, and the
+// runs: they never touch this conversation's chat. The same transcript sent again
+// is a retry: the reply a later transcript carries is the retry's, not the earlier
+// turn's. A turn whose reply is unknown (no later transcript continues it, the one
+// that does carries no reply, or a retry of it comes first) is treated as a run
+// whose cursor-agent gave no usable reply: nothing is recorded, and a branch it
+// resumed stays as it was. That is what a real run does, and the
 // only safe reading: a transcript without cursor's reply is either a retry after
 // a failure (the chat never got the message) or has lost the reply.
 import type { Command } from 'commander';
@@ -78,8 +80,9 @@ argv), against an in-memory cache that lives for this command only. cursor's rep
 assistant message that the next later transcript of the same conversation (same anchor, beginning with
 turn N's messages) carries right after them; side calls and other conversations in between are
 skipped. That reply is recorded as a run records a successful turn (the chat IDs are sim-1, sim-2,
-...). A turn with no such reply (none continues it, or a retry after a failure) is not recorded, as a
-run whose cursor-agent gave no reply.
+...). The same transcript given again (before one continues it) is a retry: the reply is the retry's,
+and the earlier turn has none. A turn with no such reply (none continues it, a retry after a failure,
+or one retried) is not recorded, as a run whose cursor-agent gave no reply.
 
 Resume follows the resume setting (CURSOR_RESUME_ENABLED, else CURSOR_ACP_SESSION_RESUME), as a run
 does (off: every turn is fresh); --resume-on turns it on. With CURSOR_ACP_SESSION_RESUME on, prompts in OpenCode's
@@ -224,19 +227,42 @@ function isJsonObject(text: string): boolean {
  * the same conversation (the same anchor, its messages beginning with turn i's),
  * and the message it carries right after them when that is cursor's. Another
  * conversation, or a side call (its first system or user message is not turn
- * i's), fails that test and is skipped. `continuedBy` is null when no later turn
- * continues this one. `continuations`: firstContinuations over every turn's
- * digests as asReplies gives them.
+ * i's), fails that test and is skipped. The same transcript sent again before any
+ * later turn continues it is a retry: the reply a later transcript carries is the
+ * retry's, so turn i has none (`retriedBy`), as a run that failed. `continuedBy` is
+ * null when no later turn continues this one. `continuations`: firstContinuations
+ * over every turn's digests as asReplies gives them; `repeats`: firstRepeats over the same.
  */
 function scriptedReply(
   analyses: ReadonlyArray<Analysis>,
   continuations: ReadonlyArray<number | null>,
+  repeats: ReadonlyArray<number | null>,
   i: number,
-): { continuedBy: number | null; reply: Message | undefined } {
+): { continuedBy: number | null; retriedBy: number | null; reply: Message | undefined } {
   const continuedBy = continuations[i]!;
-  if (continuedBy === null) return { continuedBy, reply: undefined };
+  const repeatedBy = repeats[i]!;
+  if (repeatedBy !== null && (continuedBy === null || repeatedBy < continuedBy))
+    return { continuedBy: null, retriedBy: repeatedBy, reply: undefined };
+  if (continuedBy === null) return { continuedBy, retriedBy: null, reply: undefined };
   const message = analyses[continuedBy]!.conversation.messages[analyses[i]!.digests.length];
-  return { continuedBy, reply: message?.role === 'assistant' ? message : undefined };
+  return { continuedBy, retriedBy: null, reply: message?.role === 'assistant' ? message : undefined };
+}
+
+/**
+ * For each turn, the first later turn of the same anchor that is the same transcript again
+ * (the same digests), or null. One pass, keyed by anchor and digests: linear in their total length.
+ */
+function firstRepeats(sequences: ReadonlyArray<{ anchor: string | null; digests: ReadonlyArray<string> }>): Array<number | null> {
+  const found: Array<number | null> = sequences.map(() => null);
+  const latest = new Map<string, number>();
+  sequences.forEach(({ anchor, digests }, j) => {
+    if (anchor === null) return;
+    const key = `${anchor}:${digests.join(',')}`;
+    const earlier = latest.get(key);
+    if (earlier !== undefined) found[earlier] = j;
+    latest.set(key, j);
+  });
+  return found;
 }
 
 /**
@@ -281,7 +307,9 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     return { context, analysis: analyzeTurn(turn.conversation, context) };
   });
   const analyses = analysed.map((a) => a.analysis);
-  const continuations = firstContinuations(analyses.map((a) => ({ anchor: a.anchor, digests: asReplies(a) })));
+  const sequences = analyses.map((a) => ({ anchor: a.anchor, digests: asReplies(a) }));
+  const continuations = firstContinuations(sequences);
+  const repeats = firstRepeats(sequences);
   return turns.map((turn, i): TurnResult => {
     if (i > 0) now += gapMs;
     const { context, analysis } = analysed[i]!;
@@ -293,7 +321,7 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     const plan: Plan = planTurn(analysis, context, { branches });
     // As a run does: lease the chat before using it. One turn at a time, so it is always granted.
     if (plan.decision !== 'fresh') store.lease(plan.anchor, plan.chatId, plan.baseVersion, HOLDER);
-    const { continuedBy, reply } = scriptedReply(analyses, continuations, i);
+    const { continuedBy, retriedBy, reply } = scriptedReply(analyses, continuations, repeats, i);
     let chatId = plan.chatId;
     let recorded = false;
     let note: string;
@@ -302,11 +330,13 @@ function simulate(turns: Turn[], options: SimulateOptions, settings: Settings, e
     } else if (!reply) {
       store.release(HOLDER);
       note =
-        continuedBy !== null
-          ? `not recorded: the next transcript of this conversation (turn ${continuedBy + 1}) carries no reply to this turn`
-          : i === turns.length - 1
-            ? 'not recorded: the last turn (no later transcript carries its reply)'
-            : 'not recorded: no later transcript continues this conversation';
+        retriedBy !== null
+          ? `not recorded: turn ${retriedBy + 1} sends the same transcript again (a retry: this turn's reply never reached the caller)`
+          : continuedBy !== null
+            ? `not recorded: the next transcript of this conversation (turn ${continuedBy + 1}) carries no reply to this turn`
+            : i === turns.length - 1
+              ? 'not recorded: the last turn (no later transcript carries its reply)'
+              : 'not recorded: no later transcript continues this conversation';
     } else {
       chatId = plan.decision === 'fresh' ? `sim-${++chats}` : plan.chatId;
       // Exactly what a run records: every message's digest, then cursor's reply.
