@@ -70,6 +70,17 @@ test('notePid names the last helper started (a shorter pid leaves no digits of t
   assert.equal(handOffPending(p), true);
 });
 
+test("notePid never writes through a hard link left under a marker's name: the file it names elsewhere keeps its bytes", () => {
+  const p = paths();
+  const elsewhere = path.join(tempDir('cr-hand-off-elsewhere-'), 'precious');
+  fs.writeFileSync(elsewhere, 'keep me');
+  const marker = 'hand-off.planted';
+  fs.linkSync(elsewhere, path.join(p.dir, marker));
+  notePid(p, marker, 4242);
+  notePid(p, marker, 4242, true);
+  assert.equal(fs.readFileSync(elsewhere, 'latin1'), 'keep me');
+});
+
 test('a runtime dir that is not there has nothing pending', () => {
   assert.equal(handOffPending(runtimePaths({ CURSOR_RESUME_RUNTIME_DIR: '/nonexistent/cr-hand-off' })), false);
 });
