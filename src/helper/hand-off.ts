@@ -64,6 +64,9 @@ export function notePid(paths: RuntimePaths, marker: string, pid: number | undef
     return; // delivered already, or the dir is gone: nothing to wait for either way
   }
   try {
+    // Only a plain file of ours with one name: a hard link planted there would carry the write elsewhere.
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile() || stat.nlink !== 1 || stat.uid !== process.getuid?.()) return;
     // A helper started in place of one that could not read names the new one.
     fs.ftruncateSync(fd, 0);
     fs.writeSync(fd, String(pid), 0);
