@@ -309,6 +309,14 @@ describe('settle', () => {
     assert.equal(s.update, null);
     assert.match(s.say ?? '', /unusable chat ID/);
   });
+  test('an unusable chat ID is said cut short, with the C1 controls a terminal may act on escaped', () => {
+    const said = (id: unknown) => settled(fresh, run({}, { sessionId: id })).say ?? '';
+    const long = said('x'.repeat(100_000));
+    assert.ok(long.length < 200, `${long.length} characters`);
+    assert.match(long, /"x{127}…$/);
+    assert.match(said('a\u009b31mb'), /"a\\u009b31mb"$/);
+    assert.match(said({ id: 1 }), /unusable chat ID \{"id":1\}$/);
+  });
   test('a resumed turn that failed before answering keeps its history; after answering, unknown', () => {
     assert.deepEqual(
       settled(resumed, run({ code: 1, stderr: 'Error: Authentication required' }, { answerStarted: false, results: 0 })).update,
