@@ -200,7 +200,7 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   const say = ranItself
     ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
     : unusable
-      ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${JSON.stringify(tap.sessionId)}`}`
+      ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${shownChatId(tap.sessionId)}`}`
       : atCalls && !handover
         ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
         : null;
@@ -210,4 +210,15 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
   const unknown = tap.answerStarted || run.signal !== null || run.stopped !== null || run.endedByCaller !== null;
   const outcome: Outcome = judged.failure ? OUTCOME_OF[judged.failure] : run.stopped ? 'interrupted' : ranItself ? 'success' : 'error';
   return done({ kind: 'release', outcome, state: unknown ? 'unknown' : 'ok' }, say);
+}
+
+/**
+ * A value cursor sent as its chat ID, as a line on stderr says it: JSON (any value: it was not a
+ * usable ID), cut at 128 characters, and with the C1 controls JSON leaves as they are escaped too,
+ * since a terminal may act on them.
+ */
+function shownChatId(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  const cut = json.length > 130 ? `${json.slice(0, 128)}…` : json;
+  return cut.replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
