@@ -1534,6 +1534,13 @@ describe('presentation', { concurrency: true }, () => {
     );
     const top = await cli(['--help'], env);
     assert.match(top.stdout, /inspect .*\n[\s\S]*evict[\s\S]*config[\s\S]*simulate/);
+    // The usage's lines: a wrapped one goes on under the first's words, never back at the margin.
+    const usage = top.stdout.split('\n\n')[0]!.split('\n');
+    assert.deepEqual(
+      usage.filter((l, i) => i > 0 && !l.startsWith(' ')),
+      [],
+      top.stdout,
+    );
   });
 });
 
