@@ -17,7 +17,10 @@ export function buildProgram(): Command {
         'continues the existing Cursor chat (--resume) sending only the new messages.',
     )
     .version(VERSION, '--our-version', "print cursor-resume's version (--version goes to cursor-agent)")
-    .usage('[cursor-agent flags] [--dry-run] [--verbose] [--trace FILE] < transcript\n       cursor-resume <command> [options]')
+    .usage(
+      // Lines of our own: commander wraps a long one at 80 columns with no indent.
+      '[cursor-agent flags] [--dry-run] [--verbose] [--trace FILE]\n                     < transcript\n       cursor-resume <command> [options]',
+    )
     .enablePositionalOptions()
     // `help` is cursor-agent's subcommand (`cursor-resume help` goes to it); ours is --help.
     .helpCommand(false)
