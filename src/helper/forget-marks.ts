@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { monotonicMs } from '../monotonic.js';
-import { MARK_PREFIX, NOTE_PREFIX, type RuntimePaths } from './paths.js';
+import { MARK_PREFIX, NOTE_PREFIX, noteOwner, type RuntimePaths } from './paths.js';
 
 /** A mark is one short line; anything longer is not one of ours. */
 const MARK_MAX_BYTES = 96;
@@ -68,8 +68,8 @@ const isMark = (name: string): boolean => name.startsWith(MARK_PREFIX);
 const isMarkOrTheirNote =
   (starting: boolean) =>
   (name: string): boolean => {
-    const pid = name.startsWith(NOTE_PREFIX) ? name.slice(NOTE_PREFIX.length) : '';
-    return isMark(name) || (/^\d+$/.test(pid) && (starting || Number(pid) !== process.pid));
+    const pid = noteOwner(name);
+    return isMark(name) || (pid !== undefined && (starting || pid !== process.pid));
   };
 
 /** The runtime dir's files whose names `keep` picks, as paths. */

@@ -146,14 +146,10 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
     // Only a folder that is evidently ours is made private: a sticky one (cursor-resume never makes
     // one) or one holding anything else is someone's shared folder (/tmp or /run named by root, an
     // empty one too, a home), whose mode is not ours to change.
-    const stranger = (stat.mode & 0o1000) !== 0 ? undefined : strangerIn(paths.dir);
-    const why =
-      (stat.mode & 0o1000) !== 0
-        ? 'is sticky, as a shared folder is'
-        : stranger !== undefined
-          ? `holds files that are not cursor-resume's (${JSON.stringify(stranger)})`
-          : undefined;
-    if (why !== undefined) {
+    const sticky = (stat.mode & 0o1000) !== 0;
+    const stranger = sticky ? undefined : strangerIn(paths.dir);
+    if (sticky || stranger !== undefined) {
+      const why = sticky ? 'is sticky, as a shared folder is' : `holds files that are not cursor-resume's (${JSON.stringify(stranger)})`;
       throw new RuntimeDirError(
         `refusing the helper runtime dir ${paths.dir}: it is open to other users (mode ${mode}) and ${why}, so it is not made private; choose a folder of its own. ${hint(paths)}`,
       );
@@ -175,12 +171,24 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
   return 'ok';
 }
 
-const literal = (name: string): string => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** The pid in the name of a helper's forgot-by note (forget-marks.ts), or undefined for any other name. */
+export function noteOwner(name: string): number | undefined {
+  const pid = name.startsWith(NOTE_PREFIX) ? name.slice(NOTE_PREFIX.length) : '';
+  return /^\d+$/.test(pid) ? Number(pid) : undefined;
+}
 
-/** What cursor-resume keeps in its runtime dir, start-lock takeovers (start-lock.ts) included. */
-const OWN_FILE = new RegExp(
-  `^(?:${literal(SOCKET_NAME)}|${literal(LOCK_NAME)}(?:\\..+\\.stale)?|${literal(MARKER_PREFIX)}.+|${literal(MARK_PREFIX)}.+|${literal(NOTE_PREFIX)}\\d+)$`,
-);
+/** Whether a name is one of the files cursor-resume keeps in its runtime dir, start-lock takeovers (start-lock.ts) included. */
+function isOwnFile(name: string): boolean {
+  const after = (prefix: string): string => (name.startsWith(prefix) ? name.slice(prefix.length) : '');
+  return (
+    name === SOCKET_NAME ||
+    name === LOCK_NAME ||
+    /^.+\.stale$/.test(after(`${LOCK_NAME}.`)) ||
+    after(MARKER_PREFIX) !== '' ||
+    after(MARK_PREFIX) !== '' ||
+    noteOwner(name) !== undefined
+  );
+}
 
 /** The first name in `dir` that is none of cursor-resume's files, or undefined (read until one is found). */
 function strangerIn(dir: string): string | undefined {
@@ -192,7 +200,7 @@ function strangerIn(dir: string): string | undefined {
   }
   try {
     for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) {
-      if (!OWN_FILE.test(entry.name)) return entry.name;
+      if (!isOwnFile(entry.name)) return entry.name;
     }
     return undefined;
   } finally {
