@@ -81,7 +81,7 @@ export function analyze(
             model: context.model,
             sessionId: conversation.sessionId,
             opener: digests[opener]!,
-            account: context.account ?? '',
+            account: context.account,
           }),
     toolsFingerprint: conversation.layout ? toolsBlockFingerprint(toolsBlock(conversation)) : toolsFingerprint(conversation.tools),
     ...lazyFull(conversation),
