@@ -2,7 +2,8 @@
 // what a person types for one run beats what the environment says for all of them. The
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
+import { dirname } from 'node:path';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile } from './config-path.js';
 // Bundled from its ES module build (scripts/build.mjs, jsoncPure): esbuild cannot bundle the
@@ -245,23 +246,30 @@ function syntaxError(text: string): string {
   return `${what} at line ${lines.length}, column ${lines.at(-1)!.length + 1}`;
 }
 
-/** A config file the file system will not let us read. */
+/** A config file the file system will not let us read, or one we will not read (someone else could have written it). */
 export class UnreadableConfigFile extends ConfigError {
   /** What to do, for the error's own message and for a run that goes on without the file. */
   readonly advice: string;
+  /** Readable, but refused: someone else could have written it. */
+  readonly unsafe: boolean;
   constructor(
     readonly path: string,
     readonly reason: string,
     code: string | undefined,
+    error?: unknown,
   ) {
     const advice =
-      code === 'ENOTDIR'
-        ? 'one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own'
-        : reason === TOO_LARGE
-          ? 'a config file holds a few hundred bytes: move that one away, or (not on macOS) point XDG_CONFIG_HOME at another folder'
-          : 'make it a file you can read';
-    super(`cannot read the config file ${path} (${reason}); ${advice}`);
+      error instanceof UnsafeConfigFile
+        ? error.advice
+        : code === 'ENOTDIR'
+          ? 'one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own'
+          : reason === TOO_LARGE
+            ? 'a config file holds a few hundred bytes: move that one away, or (not on macOS) point XDG_CONFIG_HOME at another folder'
+            : 'make it a file you can read';
+    const unsafe = error instanceof UnsafeConfigFile;
+    super(`${unsafe ? 'will not read' : 'cannot read'} the config file ${path} (${reason}); ${advice}`);
     this.advice = advice;
+    this.unsafe = unsafe;
   }
   override name = 'UnreadableConfigFile';
 }
@@ -273,7 +281,7 @@ export function readConfigObject(path: string): Record<string, unknown> {
     text = readRegularFile(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new UnreadableConfigFile(path, (error as Error).message, (error as NodeJS.ErrnoException).code);
+    throw new UnreadableConfigFile(path, (error as Error).message, (error as NodeJS.ErrnoException).code, error);
   }
   let data: unknown;
   try {
@@ -289,6 +297,47 @@ export function readConfigObject(path: string): Record<string, unknown> {
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 const TOO_LARGE = `it is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB`;
 
+/** The sticky bit: in such a folder only a file's owner may rename or remove it. */
+const STICKY = 0o1000;
+
+/** A config file someone else could have written: it names the program every turn runs, so it is not read. */
+class UnsafeConfigFile extends Error {
+  constructor(
+    reason: string,
+    readonly advice: string,
+  ) {
+    super(reason);
+  }
+}
+
+/**
+ * Why a config file may hold someone else's words, or null: owned by another user (root
+ * aside), writable by every user, or in a folder every user may rename it in. A file
+ * writable by its group is read: where each user has a group of their own (umask 002)
+ * that is every file they edit, as ssh allows it too.
+ */
+function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
+  const uid = process.getuid?.() ?? 0;
+  if (stat.uid !== uid && stat.uid !== 0)
+    return new UnsafeConfigFile(
+      `it belongs to another user (uid ${stat.uid}), and it names the program every turn runs`,
+      'use a config file of your own: move that one away, or point XDG_CONFIG_HOME at a folder you own',
+    );
+  if (stat.mode & constants.S_IWOTH)
+    return new UnsafeConfigFile(
+      `every user may write it, mode ${(stat.mode & 0o7777).toString(8).padStart(4, '0')}, and it names the program every turn runs`,
+      `check that its agent is yours, then: chmod o-w ${path}`,
+    );
+  const folder = dirname(path);
+  const above = statSync(folder);
+  if (above.mode & constants.S_IWOTH && !(above.mode & STICKY))
+    return new UnsafeConfigFile(
+      `every user may replace it: its folder ${folder} is writable by all and not sticky`,
+      `check that its agent is yours, then: chmod o-w ${folder}, or point XDG_CONFIG_HOME at a folder you own`,
+    );
+  return null;
+}
+
 /** A file's text. A FIFO or a socket is refused unread: reading one could keep every run waiting. */
 function readRegularFile(path: string): string {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -297,6 +346,8 @@ function readRegularFile(path: string): string {
     // A folder is left to the read, which names it (EISDIR); /dev/null reads as empty, as before.
     if (stat.isFIFO() || stat.isSocket()) throw new Error('it is a FIFO or a socket, not a file');
     if (stat.isFile()) {
+      const unsafe = unsafeOwnership(path, stat);
+      if (unsafe) throw unsafe;
       if (stat.size > MAX_CONFIG_BYTES) throw new Error(TOO_LARGE);
       return readFileSync(fd, 'utf8');
     }
@@ -404,7 +455,7 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
     ignored.push(
       error instanceof BrokenConfigFile
         ? `ignoring the config file ${error.path}, which ${error.problem}: running on the defaults; fix with cursor-resume config set NAME VALUE (the broken file is kept beside it), or edit it`
-        : `ignoring the config file ${error.path}, which cannot be read (${error.reason}): running on the defaults, CURSOR_RESUME_AGENT naming the agent; ${error.advice}`,
+        : `ignoring the config file ${error.path}, which ${error.unsafe ? 'is not read' : 'cannot be read'} (${error.reason}): running on the defaults, CURSOR_RESUME_AGENT naming the agent; ${error.advice}`,
     );
   }
   const file: Record<string, unknown> = {};

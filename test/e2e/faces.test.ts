@@ -4,11 +4,22 @@
 // the stand-in cursor-agent; every helper a test starts is stopped at the end.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import stringWidth from 'string-width';
-import { BIN, ROOT, runCli, sandboxEnv, startGate, tempDir, type RunResult } from '../support/cli.js';
+import { BIN, ROOT, runCli, sandboxEnv, scriptAgent, startGate, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { worlds } from '../support/hardening.js';
 import { runProcess, waitFor } from '../support/processes.js';
@@ -608,6 +619,73 @@ describe('config', { concurrency: true }, () => {
       refused.stderr,
       /^cursor-resume: cannot read the config file [^\n]*config\.json \(ENOTDIR: [^\n]*\); one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own\n$/,
     );
+  });
+
+  test('a config file someone else could have written (theirs, writable by all, in a folder all may write) is not read: its agent never runs', async () => {
+    // The file names the program every turn runs: read, it would run another user's program as ours.
+    const cases: Array<{ make: (file: string) => void; reason: string; advice: (file: string) => string }> = [
+      {
+        make: (file) => chmodSync(file, 0o666),
+        reason: 'every user may write it, mode 0666, and it names the program every turn runs',
+        advice: (file) => `check that its agent is yours, then: chmod o-w ${file}`,
+      },
+      {
+        // The tests run as root, who can give the file away; another user's file is refused even to root.
+        make: (file) => chownSync(file, 4242, 4242),
+        reason: 'it belongs to another user (uid 4242), and it names the program every turn runs',
+        advice: () => 'use a config file of your own: move that one away, or point XDG_CONFIG_HOME at a folder you own',
+      },
+      {
+        make: (file) => chmodSync(dirname(file), 0o777),
+        reason: 'every user may replace it: its folder FOLDER is writable by all and not sticky',
+        advice: (file) => `check that its agent is yours, then: chmod o-w ${dirname(file)}, or point XDG_CONFIG_HOME at a folder you own`,
+      },
+    ];
+    for (const { make, reason, advice } of cases) {
+      const env = world();
+      const file = fileOf(env);
+      const ran = join(tempDir('cr-theirs-'), 'ran');
+      const theirs = scriptAgent('cursor-agent', `#!/bin/sh\necho ran > ${ran}\n`);
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      writeFileSync(file, JSON.stringify({ agent: theirs }), { mode: 0o600 });
+      make(file);
+      const said = `the config file ${file} (${reason.replace('FOLDER', dirname(file))}); ${advice(file)}`;
+      const list = await cli(['config', 'list'], env);
+      assert.equal(list.code, 2, reason);
+      assert.equal(list.stderr, `cursor-resume: will not read ${said}\n`);
+      const set = await cli(['config', 'set', 'ttlMinutes', '10'], env);
+      assert.equal(set.code, 2, reason);
+      assert.equal(JSON.parse(readFileSync(file, 'utf8')).agent, theirs, 'the file as it was');
+      const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] });
+      // The environment names our agent: the turn runs on it, and says why the file was passed over.
+      const run = await cli(['-p', '--output-format', 'text'], env, body);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /^Turn 1 of this chat/);
+      assert.ok(
+        run.stderr.includes(
+          `ignoring the config file ${file}, which is not read (${reason.replace('FOLDER', dirname(file))}): running on the defaults`,
+        ),
+        run.stderr,
+      );
+      const { CURSOR_RESUME_AGENT: _agent, ...noAgent } = env;
+      const refused = await cli(['-p', '--output-format', 'text'], noAgent, body);
+      assert.equal(refused.code, 2, reason);
+      assert.equal(refused.stderr, `cursor-resume: will not read ${said}\n`);
+      assert.equal(existsSync(ran), false, `${reason}: their agent ran`);
+    }
+  });
+
+  test('a config file its group may write, or in a sticky folder all may write, is read: as ssh reads one where each user has a group of their own', async () => {
+    for (const make of [(file: string) => chmodSync(file, 0o664), (file: string) => chmodSync(dirname(file), 0o1777)]) {
+      const env = world();
+      const file = fileOf(env);
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      writeFileSync(file, JSON.stringify({ ttlMinutes: 7 }), { mode: 0o600 });
+      make(file);
+      const out = await cli(['config', 'get', 'ttlMinutes'], env);
+      assert.equal(out.code, 0, out.stderr);
+      assert.equal(out.stdout, '7\n');
+    }
   });
 
   test('a config file that cannot be read: config list, get, set and unset name it and what to do, exit 2, and change nothing', async () => {

@@ -14,8 +14,9 @@ const world = worlds();
 const configOf = (env: NodeJS.ProcessEnv): string => join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
 function writeConfig(env: NodeJS.ProcessEnv, text: string): string {
   const file = configOf(env);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, text);
+  // Private whatever the umask: a file others may write is not read (README, "config file").
+  mkdirSync(join(file, '..'), { recursive: true, mode: 0o700 });
+  writeFileSync(file, text, { mode: 0o600 });
   return file;
 }
 

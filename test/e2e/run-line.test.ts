@@ -317,8 +317,10 @@ describe('our commands that find the helper and a bad setting', { concurrency: t
     const env = sandboxEnv();
     const elsewhere = join(tempDir(), 'run');
     const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...fileDecides } = env;
-    mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
-    writeFileSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json'), JSON.stringify({ ttlMinutes: 999, runtimeDir: elsewhere }));
+    mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json'), JSON.stringify({ ttlMinutes: 999, runtimeDir: elsewhere }), {
+      mode: 0o600,
+    });
     for (const args of [['helper', 'start'], ['inspect'], ['evict', '--all'], ['helper', 'stop']]) {
       const r = await runCli(args, { env: fileDecides });
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
