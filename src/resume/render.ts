@@ -1,6 +1,7 @@
 // How a conversation becomes the text cursor-agent reads on stdin. The full
 // rendering follows the OpenCode plugin's flattening (README: "The full prompt"),
 // so a fresh chat sees what it always saw; a delta is only the new messages.
+import { quote } from '../transcript/common.js';
 import type { Conversation, Message, Part, Tool } from '../transcript/types.js';
 
 export const TOOLS_INTRO = 'SYSTEM: You have access to the following tools. Call one when it helps with the task.';
@@ -153,9 +154,13 @@ export function answerableCalls(messages: ReadonlyArray<Message>, knownCount: nu
   );
 }
 
-/** Why a tool result cannot go in a delta: cursor's last reply made no such call. */
+/**
+ * Why a tool result cannot go in a delta: cursor's last reply made no such call. The ID is the
+ * caller's, of any length and any characters, and this line is said on stderr (--verbose) and by
+ * inspect and simulate: quoted as an error quotes a value, short and with its controls escaped.
+ */
 export const unanswerable = (index: number, id: string): string =>
-  `message ${index + 1} answers tool call ${JSON.stringify(id)}, which cursor's last reply did not make`;
+  `message ${index + 1} answers tool call ${quote(id)}, which cursor's last reply did not make`;
 
 export type DeltaResult = { ok: true; prompt: string } | { ok: false; why: string };
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CLOSING_LINE } from '../../src/transcript/opencode-text.js';
 import { BIN, ROOT, runCli, tempDir } from '../support/cli.js';
-import { STREAM_ARGS, readLog } from '../support/conversation.js';
+import { STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { measuredRun, worlds } from '../support/hardening.js';
 
 const DIR = join(ROOT, 'test', 'fixtures', 'bad');
@@ -224,6 +224,35 @@ describe('inputs too large to commit, generated here', () => {
       assertRefused(r, env, message, name);
       assert.ok(r.stderr.length < 200, `${name}: ${r.stderr.length} bytes on stderr`);
     }
+  });
+
+  test('a tool call ID in why a turn is not resumed is quoted short, its controls escaped: --verbose, inspect, simulate', async () => {
+    // The unsafe-delta reason held the ID whole, as JSON, which leaves C1 and bidi controls as they are: a 100 KB line.
+    const env = world();
+    const workspace = tempDir('cr-ws-');
+    const messages: unknown[] = [{ role: 'user', content: 'remember: a' }];
+    const first = JSON.stringify({ workspace, messages });
+    const r1 = await runCli(STREAM_ARGS, { env, input: first });
+    assert.equal(r1.code, 0, r1.stderr);
+    messages.push({ role: 'assistant', content: resultOf(r1.stdout).result });
+    messages.push({ role: 'tool', tool_call_id: `\u009b2J\u202e${'x'.repeat(100_000)}`, content: 'result' });
+    const second = JSON.stringify({ workspace, messages });
+    const why = `message 3 answers tool call "\\u009b2J\\u202e${'x'.repeat(56)}…", which cursor's last reply did not make`;
+
+    const inspected = await runCli(['inspect', '--transcript', '-'], { env, input: second });
+    assert.equal(inspected.code, 0, inspected.stderr);
+    assert.match(inspected.stdout, /^ {2}verdict +unsafe-delta: (.*)$/m);
+    assert.equal(/^ {2}verdict +unsafe-delta: (.*)$/m.exec(inspected.stdout)![1], why);
+    assert.equal(/^decision +fresh \(unsafe-delta\): (.*)$/m.exec(inspected.stdout)![1], why);
+
+    const simulated = await runCli(['simulate', '--resume-on', '-'], { env, input: `${first}\n${second}\n` });
+    assert.equal(simulated.code, 0, simulated.stderr);
+    assert.equal(/unsafe-delta .* (message 3 .*)$/m.exec(simulated.stdout)![1], why);
+
+    const run = await runCli(['--verbose', ...STREAM_ARGS], { env, input: second });
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(run.stderr.includes(`cursor-resume: fresh (unsafe-delta): ${why}; prompt `), run.stderr.slice(0, 500));
+    assert.ok(run.stderr.length < 1000, `${run.stderr.length} bytes on stderr`);
   });
 
   test('200,000 bad messages, tool calls or tools: the first is named, exit 2, as for one', async () => {
