@@ -5,6 +5,7 @@ import { Chalk, type ChalkInstance } from 'chalk';
 import { Help } from 'commander';
 import stringWidth from 'string-width';
 import { CliError } from './errors.js';
+import { escapeControls } from './escape.js';
 
 export type ColorLevel = 0 | 1 | 2 | 3;
 
@@ -174,6 +175,9 @@ export const oneLine = (text: string): string =>
     .map((line) => line.trim())
     .filter((line) => line !== '')
     .join(' ');
+
+/** Text quoted for a person: JSON, and the controls JSON leaves as they are (C1, bidi) escaped too. */
+export const quoted = (text: string): string => escapeControls(JSON.stringify(text));
 
 /** One JSON document on one line of stdout, for scripts (as `helper ... --json`). */
 export function printJson(value: unknown): void {

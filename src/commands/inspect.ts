@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { handsOver } from '../agent/argv.js';
 import { CliError, UsageError } from '../errors.js';
+import { escapeControls } from '../escape.js';
 import type { MatchedBranch } from '../cache/types.js';
 import { describeResume, resolveSettings, type Resolved } from '../config.js';
 import { findingEnv, sayIgnoredEnvLimits } from '../turn/helper-env.js';
@@ -15,7 +16,7 @@ import { probeHelper } from '../helper/launcher.js';
 import type { BranchSummary } from '../helper/protocol.js';
 import { viewCache, type CacheView } from '../turn/cache-view.js';
 import { analyzeTurn, dryRunView, planTurn, runApiKey, type Plan } from '../turn/plan.js';
-import { ago, bytes, fields, left, paint, preview, printJson, shellQuote, shortIds, shortPath, table } from '../present.js';
+import { ago, bytes, fields, left, paint, preview, printJson, quoted, shellQuote, shortIds, shortPath, table } from '../present.js';
 import { plural } from '../plural.js';
 import type { Analysis, BranchCheck } from '../resume/decide.js';
 import { REASONS } from '../resume/reasons.js';
@@ -175,8 +176,9 @@ async function listEntries(json: boolean): Promise<void> {
     const notes = [b.state === 'unknown' ? 'history unknown' : '', b.leased ? 'running now' : ''].filter(Boolean);
     return [
       c.yellow(anchors.get(b.anchor)!),
-      shortPath(b.workspace, process.env.HOME, 32),
-      b.model === '' ? c.dim('default') : b.model,
+      // The helper's record of a transcript's workspace and model: no C0 controls, but C1 and bidi ones may be there.
+      shortPath(escapeControls(b.workspace), process.env.HOME, 32),
+      b.model === '' ? c.dim('default') : escapeControls(b.model),
       chats.get(b.chatId)!,
       ...(branched ? [`${n}/${counts.get(b.anchor)}`] : []),
       String(b.turns),
@@ -424,8 +426,8 @@ function render(view: Explanation): string {
     sub(
       `block ${i + 1}`,
       'frame' in b
-        ? c.dim(`frame ${b.frame}, ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`)
-        : `message ${b.message + 1} (${b.role}), ${bytes(b.bytes)}: ${JSON.stringify(b.preview)}`,
+        ? c.dim(`frame ${b.frame}, ${bytes(b.bytes)}: ${quoted(b.preview)}`)
+        : `message ${b.message + 1} (${b.role}), ${bytes(b.bytes)}: ${quoted(b.preview)}`,
     );
   }
   step('resume', resume.enabled ? `${good('on')}: ${resume.why}` : `${bad('off')}: ${resume.why}`);
@@ -440,17 +442,21 @@ function render(view: Explanation): string {
     view.sideCall ? bad(`yes: matched /${view.sideCall.pattern}/ at the start of the first ${view.sideCall.role} message`) : 'no',
   );
   step('anchor', anchor.value ?? bad(transcript.shape === 'text' ? 'none: plain text is never anchored' : 'none: no real user message'));
-  sub('workspace', `${anchor.workspace} (${anchor.workspaceFrom === 'flag' ? 'from --workspace' : `from the ${anchor.workspaceFrom}`})`);
+  // The transcript's words and fields: none of their controls reaches the terminal as it is.
+  sub(
+    'workspace',
+    `${escapeControls(anchor.workspace)} (${anchor.workspaceFrom === 'flag' ? 'from --workspace' : `from the ${anchor.workspaceFrom}`})`,
+  );
   sub(
     'model',
-    `${anchor.model === '' ? "cursor-agent's default" : anchor.model} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`,
+    `${anchor.model === '' ? "cursor-agent's default" : escapeControls(anchor.model)} (${anchor.modelFrom === 'flag' ? 'from --model' : anchor.modelFrom === 'transcript' ? 'from the transcript' : 'none given'})`,
   );
-  sub('session', anchor.sessionId ?? 'none');
+  sub('session', anchor.sessionId === null ? 'none' : escapeControls(anchor.sessionId));
   const { apiKeyFrom, endpoint } = anchor.account;
   const key =
     apiKeyFrom === 'flag' ? 'the API key from --api-key' : apiKeyFrom === 'environment' ? 'the API key from CURSOR_API_KEY' : 'the login';
   sub('account', `${key}${endpoint === null ? '' : `, endpoint ${endpoint}`}`);
-  sub('opener', anchor.opener ? `message ${anchor.opener.index + 1} (user): ${JSON.stringify(anchor.opener.preview)}` : 'none');
+  sub('opener', anchor.opener ? `message ${anchor.opener.index + 1} (user): ${quoted(anchor.opener.preview)}` : 'none');
   const { tools } = view;
   const toolsText =
     tools.blockBytes === undefined
@@ -491,7 +497,7 @@ function render(view: Explanation): string {
           ? 'a new chat (its ID is recorded after the turn)'
           : 'a new chat, not recorded'),
   );
-  sub('argv', shellQuote(decision.argv) || '(none)');
+  sub('argv', escapeControls(shellQuote(decision.argv)) || '(none)');
   return fields(rows);
 }
 
@@ -507,7 +513,7 @@ function proofText(b: ReturnType<typeof branchView>, good: (t: string) => string
     case 'diverged':
       return bad(
         divergedAt
-          ? `${matched} of ${known} known messages match; message ${divergedAt.index + 1} (${divergedAt.role}) differs: ${JSON.stringify(divergedAt.preview)}`
+          ? `${matched} of ${known} known messages match; message ${divergedAt.index + 1} (${divergedAt.role}) differs: ${quoted(divergedAt.preview)}`
           : `${matched} of ${known} known messages match`,
       );
   }

@@ -1,4 +1,5 @@
 import * as z from '../zod.js';
+import { escapeControls } from '../escape.js';
 import { concreteModel } from './model.js';
 import { TranscriptError } from './errors.js';
 import { MAX_FIELD_LENGTH } from './limits.js';
@@ -24,11 +25,8 @@ export function quote(value: unknown): string {
   if (long) text = text.slice(0, QUOTED_LENGTH).replace(/[\uD800-\uDBFF]$/, '');
   if (typeof value === 'string') text = JSON.stringify(long ? `${text}…` : text);
   else if (long) text += '…';
-  // JSON.stringify escapes C0 controls; these others it leaves as they are.
-  return text.replace(
-    /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  // JSON.stringify escapes C0 controls; C1 and bidi ones it leaves as they are.
+  return escapeControls(text);
 }
 
 export const str = (what?: string) => (what ? z.string({ error: `expected ${what}` }) : z.string());

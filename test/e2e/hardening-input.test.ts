@@ -4,7 +4,7 @@
 // and that nothing ran, nothing started, and memory stayed bounded.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { CLOSING_LINE } from '../../src/transcript/opencode-text.js';
@@ -253,6 +253,37 @@ describe('inputs too large to commit, generated here', () => {
     assert.equal(run.code, 0, run.stderr);
     assert.ok(run.stderr.includes(`cursor-resume: fresh (unsafe-delta): ${why}; prompt `), run.stderr.slice(0, 500));
     assert.ok(run.stderr.length < 1000, `${run.stderr.length} bytes on stderr`);
+  });
+
+  test("a transcript's C1 and bidi controls are shown escaped by inspect: the explanation and the table", async () => {
+    // JSON escapes C0 controls only, and the model, session ID and workspace were shown as they came.
+    const env = world();
+    const workspace = join(tempDir('cr-ws-'), 'w\u009b2J');
+    mkdirSync(workspace);
+    const body = JSON.stringify({
+      model: 'gpt\u009b31m',
+      sessionId: 's\u202e1',
+      workspace,
+      messages: [{ role: 'user', content: 'remember: \u009b31m\u202eb' }],
+    });
+    const ran = await runCli(STREAM_ARGS, { env, input: body });
+    assert.equal(ran.code, 0, ran.stderr);
+    const shown = `${workspace.slice(0, -3)}\\u009b2J`;
+    const explained = await runCli(['inspect', '--transcript', '-', '--', ...STREAM_ARGS], { env, input: body });
+    assert.equal(explained.code, 0, explained.stderr);
+    for (const line of [
+      `  workspace  ${shown} (from the transcript)`,
+      '  model      gpt\\u009b31m (from the transcript)',
+      '  session    s\\u202e1',
+      '  opener     message 1 (user): "remember: \\u009b31m\\u202eb"',
+      `  argv       ${STREAM_ARGS.join(' ')} --model 'gpt\\u009b31m' --workspace '${shown}'`,
+    ]) {
+      assert.ok(explained.stdout.split('\n').includes(line), `${line}\n in:\n${explained.stdout}`);
+    }
+    const listed = await runCli(['inspect'], { env });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(listed.stdout.split('\n')[1]!.includes(`  ${shown}  gpt\\u009b31m  `), listed.stdout);
+    for (const out of [explained.stdout, listed.stdout]) assert.doesNotMatch(out, /[\u0080-\u009f\u202e]/);
   });
 
   test('200,000 bad messages, tool calls or tools: the first is named, exit 2, as for one', async () => {

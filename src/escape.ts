@@ -1,0 +1,12 @@
+// Values from a transcript, the helper or cursor-agent as a terminal line shows them. No imports:
+// the run path uses it for its messages, and the commands for their tables.
+
+// eslint-disable-next-line no-control-regex
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * The control characters (C0, DEL, C1) and the bidi marks that reorder a line escaped as
+ * \uXXXX, so that a value can neither move the cursor, recolour or retitle the terminal,
+ * nor reverse the text after it.
+ */
+export const escapeControls = (text: string): string => text.replace(UNSHOWN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
