@@ -1,6 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { UsageError } from '../errors.js';
+import { escapeControls } from '../escape.js';
 
 /**
  * The workspace as the anchor needs it: absolute and real (symlinks resolved), so one
@@ -30,7 +31,7 @@ export function checkWorkspace(workspace: string, from: string): void {
   }
   if (problem !== undefined) {
     throw new UsageError(
-      `the workspace ${workspace} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one`,
+      `the workspace ${escapeControls(workspace)} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one`,
     );
   }
 }

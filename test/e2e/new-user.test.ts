@@ -219,14 +219,16 @@ describe('a workspace that does not exist, or is a file', () => {
   const file = join(tempDir(), 'a-file');
   writeFileSync(file, '');
   const transcript = (workspace: string) => JSON.stringify({ model: 'gpt-5', workspace, messages: [{ role: 'user', content: 'hi' }] });
-  for (const [workspace, problem] of [
+  for (const [workspace, problem, shown = workspace] of [
     ['/no/such/workspace', 'does not exist'],
     [file, 'is not a directory'],
+    // The transcript may hold C1 and bidi controls in its workspace (C0 ones it may not): said escaped.
+    ['/no/such/w\u009b2J\u202e', 'does not exist', '/no/such/w\\u009b2J\\u202e'],
   ]) {
-    test(`${problem}: refused up front by a run, --dry-run and inspect --transcript`, async () => {
+    test(`${problem}: refused up front by a run, --dry-run and inspect --transcript (${shown})`, async () => {
       const env = sandboxEnv({ CURSOR_RESUME_ENABLED: '1', CURSOR_STAND_IN_LOG: join(tempDir(), 'agent.jsonl') });
       const line = (from: string) =>
-        `cursor-resume: the workspace ${workspace} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one\n`;
+        `cursor-resume: the workspace ${shown} (${from}) ${problem}; nothing was run. Give an existing folder (--workspace DIR), or run in one\n`;
       for (const args of [['--print'], ['--dry-run']]) {
         const r = await runCli(args, { env, input: transcript(workspace!) });
         assert.deepEqual([r.code, r.stderr, r.stdout], [2, line('from the transcript'), ''], args.join(' '));
