@@ -13,6 +13,7 @@ import type { StatsReply } from '../helper/protocol.js';
 import { VERSION } from '../version.js';
 import { PROTOCOL_VERSION } from '../helper/protocol.js';
 import { fields, paint, printJson as print, span } from '../present.js';
+import { plural } from '../plural.js';
 
 export const EXIT_NOT_RUNNING = 3;
 
@@ -204,7 +205,7 @@ function formatStatus(stats: StatsReply, current: boolean): string {
     ['version', `${stats.version} (protocol ${stats.protocol})${note}`],
     ['uptime', span(stats.uptimeMs)],
     ['socket', stats.socketPath],
-    ['entries', `${stats.entries} of ${stats.limits.maxEntries} (${stats.anchors} anchors, ${stats.leases} leased)`],
+    ['entries', `${stats.entries} of ${stats.limits.maxEntries} (${plural(stats.anchors, 'anchor')}, ${stats.leases} leased)`],
     ['lifetime', `${span(stats.limits.ttlMs)} per entry`],
     ['idle exit', `after ${span(stats.limits.idleMs)} with no connections and an empty cache`],
     ['connections', String(stats.connections)],

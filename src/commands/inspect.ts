@@ -64,7 +64,7 @@ past the count of entries they ask for (least recently used first) is gone. Set 
 Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the
 runtimeDir setting cannot be used (with --transcript, a folder that cannot be used is part of
 the explanation: reason no-cache, as a run would get, and exit 0); 2 for a bad command line, transcript
-or setting (a runtimeDir that is not an absolute path, or too long for the socket, included).
+or setting (with --transcript, a runtimeDir that is not an absolute path, or too long for the socket, included).
 
 Examples:
   cursor-resume inspect

@@ -979,6 +979,19 @@ describe('config', { concurrency: true }, () => {
     assert.equal(existsSync(fileOf(env)), false, 'nothing was written');
   });
 
+  test('helper status counts entries and anchors in words that agree with the count: 1 anchor, 2 anchors', async () => {
+    const env = world();
+    const entries = async (): Promise<string> => {
+      const status = await cli(['helper', 'status'], env);
+      assert.equal(status.code, 0, status.stderr);
+      return /^entries +(.*)$/m.exec(status.stdout)?.[1] ?? status.stdout;
+    };
+    assert.equal((await new Conversation(env).turn('the first conversation')).code, 0);
+    assert.match(await entries(), /^1 of \d+ \(1 anchor, 0 leased\)$/);
+    assert.equal((await new Conversation(env).turn('another conversation')).code, 0);
+    assert.match(await entries(), /^2 of \d+ \(2 anchors, 0 leased\)$/);
+  });
+
   test('a broken file: the commands refuse it with exit 2; unset repairs it', async () => {
     const env = world();
     const file = fileOf(env);
