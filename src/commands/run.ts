@@ -89,7 +89,11 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
   // Which setting turned resume off, as inspect --transcript names it: the decision's line says only that one did.
   if (plan.reason === 'disabled') say(`resume is off: ${describeResume(resolved, process.env).why}`);
 
-  if (caller.dryRun) return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : closedStdoutExit();
+  if (caller.dryRun) {
+    // The line the run after it would say (its lease aside), as --verbose promises the decision.
+    if (settings.verbose) say(decisionLine(plan));
+    return (await writeStdout(`${JSON.stringify(dryRunView(plan))}\n`)) ? 0 : closedStdoutExit();
+  }
 
   // Before the run, so that no turn resumes the chat while the caller's runs (caller-chat.ts).
   await forget();
@@ -112,6 +116,10 @@ export async function runCommand(argv: ReadonlyArray<string>, caller: CallerArgs
     helper.close();
   }
 }
+
+/** The decision, its reason and the prompt's size, for --verbose; the full prompt is counted only then. */
+const decisionLine = (plan: Plan): string =>
+  `${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes()} bytes`;
 
 /**
  * The run's connection to the helper: open from the lookup, or, when none ran, made
@@ -209,8 +217,7 @@ async function runTurn(turn: Turn): Promise<number> {
   }
   if (client) plan = await leaseOrReplan(plan, turn.branches, analysis, context, { client, say, given: turn.given });
   // Only --verbose counts the full prompt before cursor-agent starts.
-  if (settings.verbose)
-    say(`${plan.decision} (${plan.reason}): ${plan.detail}; prompt ${plan.promptBytes} of ${plan.fullPromptBytes()} bytes`);
+  if (settings.verbose) say(decisionLine(plan));
 
   // A fresh chat recorded early, at its first tool call, and held for the rest of the turn (see placeFor).
   let placed: string | null = null;

@@ -46,6 +46,17 @@ describe('--dry-run', () => {
     assert.equal(existsSync(env.CURSOR_RESUME_RUNTIME_DIR!), false, 'no helper was started');
   });
 
+  test('with --verbose, says the decision line a run would say, on stderr, beside the plan', async () => {
+    const env = sandboxEnv({ CURSOR_ACP_SESSION_RESUME: '1' });
+    const r = await runCli(['--dry-run', '--verbose', '--output-format', 'text'], { input: body(), env });
+    assert.equal(r.code, 0, r.stderr);
+    const plan = JSON.parse(r.stdout);
+    const bytes = Buffer.byteLength(plan.prompt);
+    assert.match(r.stderr, new RegExp(`^cursor-resume: fresh \\(no-entry\\): [^\\n]+; prompt ${bytes} of ${bytes} bytes$`, 'm'));
+    const quiet = await runCli(['--dry-run', '--output-format', 'text'], { input: body(), env });
+    assert.equal(quiet.stderr, '', 'said only with --verbose');
+  });
+
   test('with resume on, a first turn is fresh and will be recorded', async () => {
     const r = await runCli(['--dry-run', '--output-format', 'text'], {
       input: body(),
