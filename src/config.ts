@@ -438,8 +438,15 @@ export interface RunSettings extends Resolved {
  * holds no agent, and the turn runs on the defaults. Any other value that is not allowed
  * is ignored, the next source deciding, and reported in `ignored`; an ignored
  * runtimeDir means the turn runs without the cache, not against another folder.
+ * Without `agentNeeded` (the commands that only find the helper, which run no agent) a bad
+ * agent value is ignored like any other, so that the good values, runtimeDir above all, still count.
  */
-export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settings>, path: string = configFile()): RunSettings {
+export function resolveRunSettings(
+  env: NodeJS.ProcessEnv,
+  flags: Partial<Settings>,
+  path: string = configFile(),
+  { agentNeeded = true }: { agentNeeded?: boolean } = {},
+): RunSettings {
   const ignored: string[] = [];
   let badFileRuntimeDir = false;
   let badEnvRuntimeDir = false;
@@ -464,7 +471,7 @@ export function resolveRunSettings(env: NodeJS.ProcessEnv, flags: Partial<Settin
       const [name, checked] = fileSetting(path, key, value);
       file[name] = checked;
     } catch (error) {
-      if (key === 'agent' && !agentInEnv) throw error;
+      if (key === 'agent' && agentNeeded && !agentInEnv) throw error;
       if (key === 'runtimeDir') badFileRuntimeDir = true;
       ignored.push(
         isSettingName(key)

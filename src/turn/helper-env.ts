@@ -50,9 +50,10 @@ export function limitsFor(settings: Settings, env: NodeJS.ProcessEnv): Limits {
 export function findingEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   let found: RunSettings;
   try {
-    found = resolveRunSettings(env, {});
+    // They run no agent: a bad agent setting must not take the runtimeDir beside it away (a run whose agent the environment names uses it).
+    found = resolveRunSettings(env, {}, undefined, { agentNeeded: false });
   } catch (error) {
-    // Only an unusable agent setting or config file gets here: neither says where the helper is.
+    // Only a config file that cannot be read gets here: it says nothing of where the helper is.
     if (!(error instanceof ConfigError)) throw error;
     warn(`ignoring the config file: ${error.message}`);
     return env;

@@ -1153,6 +1153,35 @@ test("a relative runtimeDir in the config file, or one too long for its socket: 
   assert.equal(JSON.parse(after.stdout).pid, pid, 'the same helper still runs, its cache untouched');
 });
 
+test('an agent setting that cannot be used keeps the helper commands from nothing: they find the helper where the runtimeDir setting says, as a run whose agent the environment names does', async (t) => {
+  const xdg = tempDir('cr-xdg-');
+  // Where they would look without the setting: a private folder, whose helper would be another.
+  const env = defaultsWorld(t, { XDG_RUNTIME_DIR: xdg }, path.join(xdg, 'cursor-resume'));
+  const dir = path.join(tempDir('cr-set-'), 'run');
+  t.after(() => stopHelpersAt(dir));
+  const file = path.join(env.XDG_CONFIG_HOME!, 'cursor-resume', 'config.json');
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  fs.writeFileSync(file, `${JSON.stringify({ agent: '', runtimeDir: dir })}\n`, { mode: 0o600 });
+  const start = await helperCli(['start', '--json'], env);
+  assert.equal(start.code, 0, start.stderr);
+  const { pid, socketPath } = JSON.parse(start.stdout);
+  assert.equal(socketPath, path.join(dir, 'helper.sock'));
+  // A shell without CURSOR_RESUME_AGENT: a run there stops (exit 2), but the helper is the one runs with the agent named use.
+  const { CURSOR_RESUME_AGENT: _agent, ...shell } = env;
+  const ignored = `cursor-resume: ignoring agent (in ${file}): must not be empty. Allowed: the cursor-agent executable: a name on PATH or a path; fix with cursor-resume config set agent VALUE, or cursor-resume config unset agent\n`;
+  const status = await helperCli(['status', '--json'], shell);
+  assert.equal(status.code, 0, status.stderr);
+  assert.equal(status.stderr, ignored);
+  assert.equal(JSON.parse(status.stdout).pid, pid);
+  const stop = await helperCli(['stop', '--json'], shell);
+  assert.equal(stop.code, 0, stop.stderr);
+  assert.equal(stop.stderr, ignored);
+  assert.equal(JSON.parse(stop.stdout).pid, pid, 'that helper was stopped');
+  assert.equal(alive(pid), false);
+  const run = await runCli(['-p', '--output-format', 'text'], { env: shell, input: '{"messages":[{"role":"user","content":"hi"}]}' });
+  assert.equal(run.code, 2, 'a run still needs the agent');
+});
+
 test('a started helper that exits at once with nothing answering fails the start without waiting for the deadline', async (t) => {
   const w = world(t);
   const quitter = path.join(tempDir(), 'quitter.cjs');
