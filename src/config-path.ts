@@ -13,3 +13,9 @@ export function configDir(): string {
 }
 
 export const configFile = (): string => join(configDir(), 'config.json');
+
+/**
+ * The end of advice that moves the config file elsewhere: ", or point XDG_CONFIG_HOME at a folder you own",
+ * but nothing on macOS, whose config file stays under ~/Library/Preferences whatever XDG_CONFIG_HOME says.
+ */
+export const orPointXdgElsewhere = (): string => (process.platform === 'darwin' ? '' : ', or point XDG_CONFIG_HOME at a folder you own');

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import Conf from 'conf';
 import { lock } from 'proper-lockfile';
 import { BrokenConfigFile, configDir, configFile, readConfigObject } from './config.js';
+import { orPointXdgElsewhere } from './config-path.js';
 import { CliError } from './errors.js';
 import { sleep } from './sleep.js';
 
@@ -102,7 +103,7 @@ async function writing<T>(path: string, step: () => T | Promise<T>): Promise<T> 
     // Any refusal of the file system (ENAMETOOLONG, ELOOP, a lock folder someone filled: ENOTEMPTY...).
     if (typeof code === 'string' && /^E[A-Z0-9]+$/.test(code))
       throw new CliError(
-        `cannot write the config file ${path}: ${(error as Error).message}. Nothing was changed; check that you can create and write ${configDir()}, or point XDG_CONFIG_HOME at a folder you own`,
+        `cannot write the config file ${path}: ${(error as Error).message}. Nothing was changed; check that you can create and write ${configDir()}${orPointXdgElsewhere()}`,
       );
     throw error;
   }

@@ -5,7 +5,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
-import { configFile } from './config-path.js';
+import { configFile, orPointXdgElsewhere } from './config-path.js';
 // Bundled from its ES module build (scripts/build.mjs, jsoncPure): esbuild cannot bundle the
 // UMD one that "main" names, and Node before 20.19 reads lib/esm/ as CommonJS.
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
@@ -262,7 +262,7 @@ export class UnreadableConfigFile extends ConfigError {
       error instanceof UnsafeConfigFile
         ? error.advice
         : code === 'ENOTDIR'
-          ? 'one of the folders on its path is a file: move that file away, or point XDG_CONFIG_HOME at a folder you own'
+          ? `one of the folders on its path is a file: move that file away${orPointXdgElsewhere()}`
           : reason === TOO_LARGE
             ? 'a config file holds a few hundred bytes: move that one away, or (not on macOS) point XDG_CONFIG_HOME at another folder'
             : 'make it a file you can read';
@@ -321,7 +321,7 @@ function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
   if (stat.uid !== uid && stat.uid !== 0)
     return new UnsafeConfigFile(
       `it belongs to another user (uid ${stat.uid}), and it names the program every turn runs`,
-      'use a config file of your own: move that one away, or point XDG_CONFIG_HOME at a folder you own',
+      `use a config file of your own: move that one away${orPointXdgElsewhere()}`,
     );
   if (stat.mode & constants.S_IWOTH)
     return new UnsafeConfigFile(
@@ -333,7 +333,7 @@ function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
   if (above.mode & constants.S_IWOTH && !(above.mode & STICKY))
     return new UnsafeConfigFile(
       `every user may replace it: its folder ${folder} is writable by all and not sticky`,
-      `check that its agent is yours, then: chmod o-w ${folder}, or point XDG_CONFIG_HOME at a folder you own`,
+      `check that its agent is yours, then: chmod o-w ${folder}${orPointXdgElsewhere()}`,
     );
   return null;
 }

@@ -675,6 +675,58 @@ describe('config', { concurrency: true }, () => {
     }
   });
 
+  test('on macOS, where XDG_CONFIG_HOME does not move the config file, no message says to point it elsewhere', async () => {
+    // This Node says it runs on macOS (a preload): the file is then under ~/Library/Preferences, whatever XDG_CONFIG_HOME says.
+    const preload = write(tempDir('cr-mac-'), 'darwin.cjs', "Object.defineProperty(process, 'platform', { value: 'darwin' });\n");
+    const mac = (): NodeJS.ProcessEnv => world({ NODE_OPTIONS: `--require ${preload}` });
+    const macFile = (env: NodeJS.ProcessEnv): string => join(env.HOME!, 'Library', 'Preferences', 'cursor-resume', 'config.json');
+    const ours = (env: NodeJS.ProcessEnv, make: (file: string) => void): string => {
+      const file = macFile(env);
+      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+      writeFileSync(file, '{}', { mode: 0o600 });
+      make(file);
+      return file;
+    };
+    const path = await cli(['config', 'path'], mac());
+    assert.match(path.stdout, /\/Library\/Preferences\/cursor-resume\/config\.json\n$/, 'the preload makes it macOS');
+    const theirs = mac();
+    const theirFile = ours(theirs, (file) => chownSync(file, 4242, 4242));
+    const open = mac();
+    const openFile = ours(open, (file) => chmodSync(dirname(file), 0o777));
+    const blocked = mac();
+    const folder = dirname(macFile(blocked));
+    mkdirSync(dirname(folder), { recursive: true });
+    writeFileSync(folder, 'not a folder');
+    const said: Array<[NodeJS.ProcessEnv, string[], RegExp | string]> = [
+      [
+        theirs,
+        ['config', 'list'],
+        `cursor-resume: will not read the config file ${theirFile} (it belongs to another user (uid 4242), and it names the program every turn runs); use a config file of your own: move that one away\n`,
+      ],
+      [
+        open,
+        ['config', 'list'],
+        `cursor-resume: will not read the config file ${openFile} (every user may replace it: its folder ${dirname(openFile)} is writable by all and not sticky); check that its agent is yours, then: chmod o-w ${dirname(openFile)}\n`,
+      ],
+      [
+        blocked,
+        ['config', 'list'],
+        /^cursor-resume: cannot read the config file \S+ \(ENOTDIR: [^\n]*\); one of the folders on its path is a file: move that file away\n$/,
+      ],
+      [
+        blocked,
+        ['config', 'set', 'verbose', 'true'],
+        /^cursor-resume: cannot write the config file [^\n]*: EEXIST: [^\n]*\. Nothing was changed; check that you can create and write \S+\n$/,
+      ],
+    ];
+    for (const [env, args, stderr] of said) {
+      const r = await cli(args, env);
+      assert.ok(r.code === 1 || r.code === 2, `${args.join(' ')}: ${r.stderr}`);
+      if (typeof stderr === 'string') assert.equal(r.stderr, stderr);
+      else assert.match(r.stderr, stderr);
+    }
+  });
+
   test('a config file its group may write, or in a sticky folder all may write, is read: as ssh reads one where each user has a group of their own', async () => {
     for (const make of [(file: string) => chmodSync(file, 0o664), (file: string) => chmodSync(dirname(file), 0o1777)]) {
       const env = world();
