@@ -23,6 +23,7 @@ import {
   type Settings,
 } from '../config.js';
 import { envValue } from '../env-value.js';
+import { SHARED_SWITCH, sharedSwitchOn } from '../resume/enabled.js';
 import { checkRuntimeDir, RuntimeDirError, runtimePaths } from '../helper/paths.js';
 import { fields, paint, printJson, table } from '../present.js';
 import { runLine } from '../turn/input.js';
@@ -177,7 +178,7 @@ Examples:
           ? `${name} removed from ${path}; it is back to ${show(name, SETTINGS[name].default)}\n`
           : `${name} removed from ${path}\n`,
       );
-      afterWrite(name, removed.before, isSettingName(name) ? SETTINGS[name].default : undefined);
+      afterWrite(name, removed.before, isSettingName(name) ? SETTINGS[name].default : undefined, { unset: true });
     });
 
   config
@@ -322,11 +323,18 @@ function show(name: SettingName, value: unknown): string {
 }
 
 /** After a write: an environment variable that still decides, and a file still not right, are said. */
-function afterWrite(name: string, before: unknown, after: unknown): void {
+function afterWrite(name: string, before: unknown, after: unknown, { unset = false } = {}): void {
   const env = isSettingName(name) ? SETTINGS[name].env : undefined;
   // The file is written, but the environment wins: say so, or the change seems ignored.
   if (env !== undefined && envValue(process.env[env]) !== undefined) {
     process.stderr.write(`cursor-resume: note: ${env} is set in the environment and wins over the config file\n`);
+  } else if (name === 'resume' && unset) {
+    // Set nowhere now: the switch callers share with us decides, and may turn it on.
+    const shared = envValue(process.env[SHARED_SWITCH]);
+    if (shared !== undefined && sharedSwitchOn(shared))
+      process.stderr.write(
+        `cursor-resume: note: ${SHARED_SWITCH} is ${JSON.stringify(shared)} in the environment and decides resume when neither ${env} nor the config file does: it is on\n`,
+      );
   }
   // A running helper's limits only go down (README, "The helper"): a raised one waits for the next helper.
   if ((name === 'ttlMinutes' || name === 'maxEntries') && typeof before === 'number' && typeof after === 'number' && after > before) {

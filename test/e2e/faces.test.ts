@@ -983,6 +983,29 @@ describe('config', { concurrency: true }, () => {
     assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), { sideCallPatterns: ['^Summarize the'] });
   });
 
+  test('config unset resume where CURSOR_ACP_SESSION_RESUME is on says that it decides now, not that resume is off', async () => {
+    const env = world({ CURSOR_ACP_SESSION_RESUME: 'yes' });
+    const file = fileOf(env);
+    assert.equal((await cli(['config', 'set', 'resume', 'false'], env)).code, 0);
+    assert.equal((await cli(['config', 'get', 'resume'], env)).stdout, 'false\n', 'the file decides');
+    const unset = await cli(['config', 'unset', 'resume'], env);
+    assert.equal(unset.code, 0, unset.stderr);
+    assert.equal(unset.stdout, `resume removed from ${file}; it is back to false\n`);
+    assert.equal(
+      unset.stderr,
+      'cursor-resume: note: CURSOR_ACP_SESSION_RESUME is "yes" in the environment and decides resume when neither CURSOR_RESUME_ENABLED nor the config file does: it is on\n',
+    );
+    assert.equal((await cli(['config', 'get', 'resume'], env)).stdout, 'true\n', 'as the note says');
+    // Off, or our own variable set: nothing new to say (the one that wins is named as before).
+    await cli(['config', 'set', 'resume', 'true'], env);
+    assert.equal((await cli(['config', 'unset', 'resume'], { ...env, CURSOR_ACP_SESSION_RESUME: '0' })).stderr, '');
+    await cli(['config', 'set', 'resume', 'true'], env);
+    assert.equal(
+      (await cli(['config', 'unset', 'resume'], { ...env, CURSOR_RESUME_ENABLED: '1' })).stderr,
+      'cursor-resume: note: CURSOR_RESUME_ENABLED is set in the environment and wins over the config file\n',
+    );
+  });
+
   test('limits may be lowered, never raised; errors say what is allowed; nothing is written', async () => {
     const env = world();
     const cases: Array<[string[], RegExp]> = [
