@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import Conf from 'conf';
 import { lock } from 'proper-lockfile';
-import { BrokenConfigFile, configDir, configFile, readConfigObject } from './config.js';
+import { BrokenConfigFile, configDir, configFile, readConfigObject, refuseUnreadFolder } from './config.js';
 import { orPointXdgElsewhere } from './config-path.js';
 import { CliError } from './errors.js';
 import { sleep } from './sleep.js';
@@ -41,13 +41,19 @@ export async function changeConfigFile<T>(change: (file: ConfigFile) => T): Prom
   try {
     return await writing(path, () => {
       let setAside: string | undefined;
+      let broken: BrokenConfigFile | undefined;
       try {
         readConfigObject(path);
       } catch (error) {
         if (!(error instanceof BrokenConfigFile)) throw error;
+        broken = error;
+      }
+      // A file there is not read (one that is would have been refused above): none is started, nothing is set aside.
+      refuseUnreadFolder(path);
+      if (broken !== undefined) {
         const kept = `${path}.broken-${new Date().toISOString().replace(/[:.]/g, '-')}`;
         renameSync(path, kept);
-        setAside = `the config file ${path} ${error.problem}: it was kept as ${kept}`;
+        setAside = `the config file ${path} ${broken.problem}: it was kept as ${kept}`;
       }
       const file: ConfigFile = new Conf({
         cwd: configDir(),

@@ -328,14 +328,32 @@ function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
       `every user may write it, mode ${(stat.mode & 0o7777).toString(8).padStart(4, '0')}, and it names the program every turn runs`,
       `check that its agent is yours, then: chmod o-w ${path}`,
     );
-  const folder = dirname(path);
-  const above = statSync(folder);
-  if (above.mode & constants.S_IWOTH && !(above.mode & STICKY))
+  const folder = openFolder(path);
+  if (folder !== null)
     return new UnsafeConfigFile(
       `every user may replace it: its folder ${folder} is writable by all and not sticky`,
       `check that its agent is yours, then: chmod o-w ${folder}${orPointXdgElsewhere()}`,
     );
   return null;
+}
+
+/** The config file's folder when every user may write it and it is not sticky (a file there is not read), else null. */
+function openFolder(path: string): string | null {
+  const folder = dirname(path);
+  const above = statSync(folder);
+  return above.mode & constants.S_IWOTH && !(above.mode & STICKY) ? folder : null;
+}
+
+/**
+ * Before `config set` writes a config file where there is none yet: one in a folder every user
+ * may write, not sticky, would never be read, so none is written (a ConfigError, exit 2).
+ */
+export function refuseUnreadFolder(path: string): void {
+  const folder = openFolder(path);
+  if (folder !== null)
+    throw new ConfigError(
+      `will not write the config file ${path} (every user may replace it: its folder ${folder} is writable by all and not sticky, so it would not be read); chmod o-w ${folder}${orPointXdgElsewhere()}`,
+    );
 }
 
 /** A file's text. A FIFO or a socket is refused unread: reading one could keep every run waiting. */

@@ -727,6 +727,25 @@ describe('config', { concurrency: true }, () => {
     }
   });
 
+  test('config set into a folder every user may write, not sticky, where no file is yet: refused before it writes one no command would read', async () => {
+    const env = world();
+    const file = fileOf(env);
+    mkdirSync(dirname(file), { recursive: true });
+    chmodSync(dirname(file), 0o777);
+    const set = await cli(['config', 'set', 'ttlMinutes', '5'], env);
+    assert.equal(set.code, 2, set.stderr);
+    assert.equal(set.stdout, '');
+    assert.equal(
+      set.stderr,
+      `cursor-resume: will not write the config file ${file} (every user may replace it: its folder ${dirname(file)} is writable by all and not sticky, so it would not be read); chmod o-w ${dirname(file)}, or point XDG_CONFIG_HOME at a folder you own\n`,
+    );
+    assert.deepEqual(readdirSync(dirname(file)), [], 'nothing written, no lock left behind');
+    // Sticky, it is read: written as ever.
+    chmodSync(dirname(file), 0o1777);
+    assert.equal((await cli(['config', 'set', 'ttlMinutes', '5'], env)).code, 0);
+    assert.equal((await cli(['config', 'get', 'ttlMinutes'], env)).stdout, '5\n');
+  });
+
   test('a config file its group may write, or in a sticky folder all may write, is read: as ssh reads one where each user has a group of their own', async () => {
     for (const make of [(file: string) => chmodSync(file, 0o664), (file: string) => chmodSync(dirname(file), 0o1777)]) {
       const env = world();
