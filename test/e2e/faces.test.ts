@@ -656,6 +656,21 @@ describe('config', { concurrency: true }, () => {
       const set = await cli(['config', 'set', 'ttlMinutes', '10'], env);
       assert.equal(set.code, 2, reason);
       assert.equal(JSON.parse(readFileSync(file, 'utf8')).agent, theirs, 'the file as it was');
+      for (const args of [
+        ['simulate', '-'],
+        ['inspect', '--transcript', '-'],
+      ]) {
+        const refusedToo = await cli(args, env, JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }));
+        assert.deepEqual([refusedToo.code, refusedToo.stderr], [2, `cursor-resume: will not read ${said}\n`], args.join(' '));
+      }
+      // The commands that only find the helper go on without it, as the README says.
+      const status = await cli(['helper', 'status'], { ...env, CURSOR_RESUME_AGENT: '' });
+      assert.deepEqual([status.code, status.stderr], [3, `cursor-resume: ignoring the config file: will not read ${said}\n`], reason);
+      assert.ok(
+        README_FLAT.includes(
+          '`config`, `simulate` and `inspect --transcript` refuse it (exit 2, saying why and the `chmod` or the move that fixes it; `config set` starts no file in such a folder, exit 2 too), `inspect`, `evict` and `helper` say so and go on without it',
+        ),
+      );
       const body = JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] });
       // The environment names our agent: the turn runs on it, and says why the file was passed over.
       const run = await cli(['-p', '--output-format', 'text'], env, body);
