@@ -2,7 +2,7 @@
 // what a person types for one run beats what the environment says for all of them. The
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
-import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile, orPointXdgElsewhere } from './config-path.js';
@@ -337,11 +337,24 @@ function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
   return null;
 }
 
-/** The config file's folder when every user may write it and it is not sticky (a file there is not read), else null. */
+/**
+ * The config file's folder when every user may write it and it is not sticky (a file there is not read), else null.
+ * A symbolic link's folder, and the folder of the file it leads to: either may be one where anyone can replace it.
+ */
 function openFolder(path: string): string | null {
-  const folder = dirname(path);
-  const above = statSync(folder);
-  return above.mode & constants.S_IWOTH && !(above.mode & STICKY) ? folder : null;
+  const folders = [dirname(path)];
+  if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
+    try {
+      folders.push(dirname(realpathSync(path)));
+    } catch {
+      // A link that leads nowhere (yet: config set starts the file it names) has no such folder.
+    }
+  }
+  for (const folder of folders) {
+    const above = statSync(folder);
+    if (above.mode & constants.S_IWOTH && !(above.mode & STICKY)) return folder;
+  }
+  return null;
 }
 
 /**

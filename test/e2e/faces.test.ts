@@ -742,6 +742,26 @@ describe('config', { concurrency: true }, () => {
     }
   });
 
+  test('a config file that is a symbolic link to a file in a folder every user may write, not sticky: not read, that folder named', async () => {
+    const env = world();
+    const file = fileOf(env);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const open = tempDir('cr-open-');
+    chmodSync(open, 0o777);
+    const target = write(open, 'config.json', JSON.stringify({ ttlMinutes: 7 }));
+    chmodSync(target, 0o600);
+    symlinkSync(target, file);
+    const list = await cli(['config', 'get', 'ttlMinutes'], env);
+    assert.equal(list.code, 2, list.stdout);
+    assert.equal(
+      list.stderr,
+      `cursor-resume: will not read the config file ${file} (every user may replace it: its folder ${open} is writable by all and not sticky); check that its agent is yours, then: chmod o-w ${open}, or point XDG_CONFIG_HOME at a folder you own\n`,
+    );
+    // The folder made private, the link is read as ever.
+    chmodSync(open, 0o700);
+    assert.equal((await cli(['config', 'get', 'ttlMinutes'], env)).stdout, '7\n');
+  });
+
   test('config set into a folder every user may write, not sticky, where no file is yet: refused before it writes one no command would read', async () => {
     const env = world();
     const file = fileOf(env);
