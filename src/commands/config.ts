@@ -24,7 +24,7 @@ import {
 } from '../config.js';
 import { envValue } from '../env-value.js';
 import { SHARED_SWITCH, sharedSwitchOn } from '../resume/enabled.js';
-import { checkRuntimeDir, RuntimeDirError, runtimePaths } from '../helper/paths.js';
+import { checkRuntimeDir, RUNTIME_DIR_FILE, RuntimeDirError, runtimePaths } from '../helper/paths.js';
 import { fields, paint, printJson, table } from '../present.js';
 import { runLine } from '../turn/input.js';
 
@@ -109,7 +109,7 @@ Examples:
       const { settings, sources } = resolveSettings(process.env, {});
       const value = settings[setting];
       // An empty runtimeDir means "choose one": the folder chosen is what a script asks for.
-      const folder = setting === 'runtimeDir' ? runtimeFolder(settings.runtimeDir) : undefined;
+      const folder = setting === 'runtimeDir' ? runtimeFolder(settings.runtimeDir, sources.runtimeDir === 'file') : undefined;
       if (options.json) printJson({ name: setting, value, source: sources[setting], ...(folder === undefined ? {} : { folder }) });
       else process.stdout.write(`${folder ?? (typeof value === 'string' ? value : JSON.stringify(value))}\n`);
     });
@@ -296,9 +296,12 @@ function settingName(name: string): SettingName {
  * The folder a runtimeDir setting names (when empty, the automatic one), if a helper could use it:
  * its socket's path fits, and what is there already is a folder of ours (none yet is fine).
  */
-function runtimeFolder(value: string): string {
+function runtimeFolder(value: string, fromFile: boolean): string {
   try {
-    const paths = runtimePaths({ ...process.env, CURSOR_RESUME_RUNTIME_DIR: value });
+    const env: NodeJS.ProcessEnv = { ...process.env, CURSOR_RESUME_RUNTIME_DIR: value };
+    // Set in the config file: what to change is that setting, as the helper commands say (helper-env.ts).
+    if (fromFile && value !== '') (env as Record<symbol, unknown>)[RUNTIME_DIR_FILE] = configFile();
+    const paths = runtimePaths(env);
     checkRuntimeDir(paths, { tighten: false });
     return paths.dir;
   } catch (error) {

@@ -953,6 +953,20 @@ describe('config', { concurrency: true }, () => {
     assert.equal(statSync(open).mode & 0o777, 0o755, 'a get changes no mode');
   });
 
+  test('config get runtimeDir set in the config file: a folder a helper would refuse names that setting, as the helper commands do, not CURSOR_RESUME_RUNTIME_DIR', async () => {
+    const place = tempDir('runtime-');
+    const taken = write(place, 'a-file', 'kept\n');
+    const { CURSOR_RESUME_RUNTIME_DIR: _dir, ...env } = world();
+    assert.equal((await cli(['config', 'set', 'runtimeDir', taken], env)).code, 0);
+    const said = `cursor-resume: refusing the helper runtime dir ${taken}: it exists but is not a directory. Remove it, or set runtimeDir (cursor-resume config set runtimeDir)`;
+    const got = await cli(['config', 'get', 'runtimeDir'], env);
+    assert.equal(got.code, 1, got.stderr);
+    assert.ok(got.stderr.startsWith(said), got.stderr);
+    assert.ok(got.stderr.includes(`(runtime dir chosen by the runtimeDir setting in ${fileOf(env)})`), got.stderr);
+    const status = await cli(['helper', 'status'], env);
+    assert.ok(status.stderr.includes(said.replace('cursor-resume: ', '')), status.stderr);
+  });
+
   test('path, set, get, list with sources, unset; the run path reads what conf wrote', async () => {
     const env = world();
     const file = fileOf(env);
