@@ -704,6 +704,10 @@ describe('config', { concurrency: true }, () => {
     };
     const path = await cli(['config', 'path'], mac());
     assert.match(path.stdout, /\/Library\/Preferences\/cursor-resume\/config\.json\n$/, 'the preload makes it macOS');
+    // Nor does the manual's entry for the variable say it moves the file there.
+    const manual = readFileSync(join(ROOT, 'man', 'cursor-resume.1'), 'utf8');
+    const entry = manual.slice(manual.indexOf('.B XDG_CONFIG_HOME\n'), manual.indexOf('.B XDG_RUNTIME_DIR\n'));
+    assert.match(entry, /not on macOS, where the file is always\n\.IR ~\/Library\/Preferences\/cursor\\-resume\/config\.json \.\n\.TP\n$/);
     const theirs = mac();
     const theirFile = ours(theirs, (file) => chownSync(file, 4242, 4242));
     const open = mac();
