@@ -325,12 +325,30 @@ function show(name: SettingName, value: unknown): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
+/** Why a setting's value given as text is not allowed, or undefined when it is. */
+function notAllowed(name: SettingName, text: string, where: string): string | undefined {
+  try {
+    validateSetting(name, parseSettingText(name, text, where), where);
+    return undefined;
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+}
+
 /** After a write: an environment variable that still decides, and a file still not right, are said. */
 function afterWrite(name: string, before: unknown, after: unknown, { unset = false } = {}): void {
   const env = isSettingName(name) ? SETTINGS[name].env : undefined;
   // The file is written, but the environment wins: say so, or the change seems ignored.
-  if (env !== undefined && envValue(process.env[env]) !== undefined) {
-    process.stderr.write(`cursor-resume: note: ${env} is set in the environment and wins over the config file\n`);
+  const fromEnv = env === undefined ? undefined : envValue(process.env[env]);
+  if (fromEnv !== undefined) {
+    // A value not allowed does not win: runs say so and ignore it (config.ts, resolveRunSettings).
+    const wrong = isSettingName(name) ? notAllowed(name, fromEnv, `from ${env}`) : undefined;
+    process.stderr.write(
+      wrong === undefined
+        ? `cursor-resume: note: ${env} is set in the environment and wins over the config file\n`
+        : `cursor-resume: note: ${env} in the environment is not allowed, and runs ${name === 'runtimeDir' ? 'say so and use no cache' : 'ignore it with a warning'}: ${wrong}; unset ${env} or fix its value\n`,
+    );
   } else if (name === 'resume' && unset) {
     // Set nowhere now: the switch callers share with us decides, and may turn it on.
     const shared = envValue(process.env[SHARED_SWITCH]);

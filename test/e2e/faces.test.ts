@@ -1078,6 +1078,24 @@ describe('config', { concurrency: true }, () => {
     );
   });
 
+  test('config set where the variable of that setting holds a value not allowed: not said to win, since runs ignore it and take the file', async () => {
+    const env = { ...world(), CURSOR_RESUME_ENABLED: 'maybe' };
+    const set = await cli(['config', 'set', 'resume', 'true'], env);
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(
+      set.stderr,
+      'cursor-resume: note: CURSOR_RESUME_ENABLED in the environment is not allowed, and runs ignore it with a warning: resume (from CURSOR_RESUME_ENABLED): "maybe" is not a boolean; use 1, true, on or yes, or 0, false, off or no; unset CURSOR_RESUME_ENABLED or fix its value\n',
+    );
+    // As a run takes it: the file's true decides.
+    const run = await runCli(['--dry-run'], {
+      env: { ...env, CURSOR_ACP_SESSION_RESUME: '' },
+      input: JSON.stringify({ messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    assert.equal(JSON.parse(run.stdout).reason, 'no-entry', 'resume is on');
+    const valid = await cli(['config', 'set', 'resume', 'true'], { ...env, CURSOR_RESUME_ENABLED: 'off' });
+    assert.equal(valid.stderr, 'cursor-resume: note: CURSOR_RESUME_ENABLED is set in the environment and wins over the config file\n');
+  });
+
   test('limits may be lowered, never raised; errors say what is allowed; nothing is written', async () => {
     const env = world();
     const cases: Array<[string[], RegExp]> = [
