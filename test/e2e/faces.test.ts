@@ -687,6 +687,12 @@ describe('config', { concurrency: true }, () => {
       assert.equal(refused.code, 2, reason);
       assert.equal(refused.stderr, `cursor-resume: will not read ${said}\n`);
       assert.equal(existsSync(ran), false, `${reason}: their agent ran`);
+      // What the README's troubleshooting says such an exit 2 means.
+      assert.ok(
+        README_FLAT.includes(
+          'exit 2 naming the config file means the `agent` setting in it cannot be used, or the file cannot be read or is not read (someone else could have written it',
+        ),
+      );
     }
   });
 
