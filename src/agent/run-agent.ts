@@ -73,6 +73,12 @@ export interface AgentRun {
   endedByCaller: NodeJS.Signals | 'stdout-closed' | null;
   /** cursor-agent outlived a relayed signal by KILL_AFTER_MS and was killed with SIGKILL. */
   killedHard: boolean;
+  /**
+   * cursor-agent ended without taking the whole prompt: its stdin closed before all of it was
+   * written. Whatever its stream says, its chat never got the messages it was sent. (A prompt that
+   * fits in the pipe's buffer is taken whole by the pipe, read or not: only a longer one shows this.)
+   */
+  promptCut: boolean;
   /** Set when cursor-agent could not be started at all. */
   spawnError?: NodeJS.ErrnoException;
   /**
@@ -99,6 +105,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       stopped: null,
       endedByCaller: null,
       killedHard: false,
+      promptCut: false,
       flushHeld: () => {},
     };
     let hardKill: NodeJS.Timeout | undefined;
@@ -247,6 +254,8 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       process.stdout.off('error', onStdoutError);
       result.code = code;
       result.signal = signal;
+      // The pipe is closed for good once cursor-agent has ended: what was not written by then never will be.
+      result.promptCut = !child.stdin.writableFinished;
       resolve(result);
     };
     child.on('close', (code, signal) => {

@@ -18,7 +18,7 @@ import type { Plan } from './plan.js';
 /** What a run showed (type-only: this step does no I/O). */
 export type RunFacts = Pick<
   AgentRun,
-  'code' | 'signal' | 'stderr' | 'wroteOutput' | 'stopped' | 'endedByCaller' | 'killedHard' | 'spawnError'
+  'code' | 'signal' | 'stderr' | 'wroteOutput' | 'stopped' | 'endedByCaller' | 'killedHard' | 'promptCut' | 'spawnError'
 > & {
   tap: Pick<
     StreamTap,
@@ -168,12 +168,15 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
           : (run.code ?? 1);
   const { tap } = run;
   const atCalls = endedAtCalls(run, plan);
-  const handover = atCalls && endsAtHeldCalls(tap);
+  const held = atCalls && endsAtHeldCalls(tap);
+  // A chat never holds a prompt its cursor-agent did not read whole, whatever its stream shows.
+  const handover = held && !run.promptCut;
   const failure = handover ? null : judged.failure;
   const done = (update: CacheUpdate | null, say: string | null = null): Settlement => ({ update, say, error: null, exit, failure });
   if (!plan.record) return done(null);
 
-  const complete = failure === null && run.stopped === null && tap.results >= 1 && tap.resultText !== undefined;
+  const answered = failure === null && run.stopped === null && tap.results >= 1;
+  const complete = answered && !run.promptCut && tap.resultText !== undefined;
   const usableChat = isSafeChatId(tap.sessionId) && !tap.sessionChanged;
   // A text or json caller gets the answer as its text alone: it never saw the calls. A stream-json
   // caller's finished turn keeps calls only where the stream ended at them (cursor ran none), or a
@@ -197,13 +200,16 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: text!, calls }, ended: 'tool-calls' });
   }
   const unusable = (complete || handover) && !usableChat;
-  const say = ranItself
-    ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
-    : unusable
-      ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${shownChatId(tap.sessionId)}`}`
-      : atCalls && !handover
-        ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
-        : null;
+  const say =
+    run.promptCut && (answered || held)
+      ? 'not recorded: cursor-agent ended without reading the whole prompt, so its chat does not hold the messages it was sent'
+      : ranItself
+        ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
+        : unusable
+          ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${shownChatId(tap.sessionId)}`}`
+          : atCalls && !handover
+            ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
+            : null;
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
   if (!resumed || judged.failure === 'resume') return done(null, say);
   // The chat's history is unknown once the model began answering, or when the turn was cut short.

@@ -283,3 +283,49 @@ describe('the caller closing our stdout early', () => {
     await nextTurnKnows(c, ['alpha'], 'fresh', 'no-entry');
   });
 });
+
+describe('a cursor-agent that does not take the whole prompt', () => {
+  // Exits 0 with a whole answer for the chat it was given, without reading its stdin: the
+  // chat cannot hold a prompt it never read, whatever the stream says.
+  const deaf = (): string =>
+    scriptAgent(
+      'cursor-agent',
+      `#!/bin/sh
+id=fresh-chat-1
+while [ $# -gt 0 ]; do [ "$1" = --resume ] && id=$2; shift; done
+printf '%s\\n' '{"type":"system","subtype":"init","session_id":"'$id'"}' '{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"'$id'"}'
+`,
+    );
+  // Far over any pipe's buffer: it cannot all be written to a process that does not read it.
+  const big = `remember: beta\n${'x'.repeat(2 * 1024 * 1024)}`;
+  const withAgent = async <T>(c: Conversation, agent: string, run: () => Promise<T>): Promise<T> => {
+    const was = c.env.CURSOR_RESUME_AGENT;
+    c.env.CURSOR_RESUME_AGENT = agent;
+    try {
+      return await run();
+    } finally {
+      c.env.CURSOR_RESUME_AGENT = was;
+    }
+  };
+
+  test('a resumed turn: its output and status passed on, the chat counts as unknown, the next turn starts fresh', async () => {
+    const c = conversation(world());
+    assert.equal((await c.turn('remember: alpha')).code, 0);
+    const t2 = await withAgent(c, deaf(), () => c.turn(big, { args: [...STREAM_ARGS, '--verbose'] }));
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.match(t2.stderr, /resume-delta \(delta\)/, 'the chat was resumed');
+    assert.match(t2.stdout, /"result":"ok"/);
+    assert.match(t2.stderr, /not recorded: cursor-agent ended without reading the whole prompt/);
+    const [entry] = await entries(c.env);
+    assert.equal(entry?.state, 'unknown');
+    await nextTurnKnows(c, ['alpha', 'beta'], 'fresh', 'interrupted');
+  });
+
+  test('a first turn: nothing recorded, the next turn starts fresh', async () => {
+    const c = conversation(world());
+    const t1 = await withAgent(c, deaf(), () => c.turn(big));
+    assert.equal(t1.code, 0, t1.stderr);
+    assert.deepEqual(await entries(c.env), [], 'nothing recorded');
+    await nextTurnKnows(c, ['beta'], 'fresh', 'no-entry');
+  });
+});

@@ -30,6 +30,7 @@ function run(over: Partial<RunFacts> = {}, tap: Partial<RunFacts['tap']> = {}): 
     stopped: null,
     endedByCaller: null,
     killedHard: false,
+    promptCut: false,
     ...over,
     tap: {
       sessionId: 'chat-1',
@@ -154,6 +155,19 @@ describe('settle', () => {
       assert.equal(s.exit, 143);
       assert.equal(s.failure, null);
     }
+  });
+  test('a cursor-agent that did not read the whole prompt is never recorded: neither its answer nor its calls', () => {
+    const cut = { promptCut: true };
+    assert.equal(settled(fresh, run(cut)).update, null);
+    assert.match(settled(fresh, run(cut)).say ?? '', /without reading the whole prompt/);
+    assert.deepEqual(settled(resumed, run(cut)).update, { kind: 'release', outcome: 'error', state: 'unknown' });
+    const atCalls = run(
+      { ...cut, code: null, signal: 'SIGTERM', endedByCaller: 'SIGTERM' },
+      { results: 0, resultText: undefined, replyText: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'read' }] },
+    );
+    assert.equal(settled(fresh, atCalls).update, null);
+    assert.deepEqual(settled(resumed, atCalls).update, { kind: 'release', outcome: 'interrupted', state: 'unknown' });
+    assert.equal(settled(resumed, atCalls).exit, 143, "the exit stays cursor-agent's");
   });
   test('a closed stdout after a tool call is a handover too (exit 141)', () => {
     const facts = run(
