@@ -200,20 +200,25 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     return done({ kind: 'record', chatId: tap.sessionId as string, reply: { text: text!, calls }, ended: 'tool-calls' });
   }
   const unusable = (complete || handover) && !usableChat;
+  // Exited by itself as if it had finished, yet its stream never said how the turn ended (a result): what its chat holds is unknown.
+  const noResult =
+    failure === null && run.stopped === null && run.endedByCaller === null && run.signal === null && run.code === 0 && tap.results === 0;
   const say =
     run.promptCut && (answered || held)
       ? 'not recorded: cursor-agent ended without reading the whole prompt, so its chat does not hold the messages it was sent'
-      : ranItself
-        ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
-        : unusable
-          ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${shownChatId(tap.sessionId)}`}`
-          : atCalls && !handover
-            ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
-            : null;
+      : noResult
+        ? 'not recorded: cursor-agent exited without a result, so what its chat holds is unknown'
+        : ranItself
+          ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
+          : unusable
+            ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${shownChatId(tap.sessionId)}`}`
+            : atCalls && !handover
+              ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
+              : null;
   // Only a resumed chat holds a lease to end; a resume failure has evicted it already.
   if (!resumed || judged.failure === 'resume') return done(null, say);
   // The chat's history is unknown once the model began answering, or when the turn was cut short.
-  const unknown = tap.answerStarted || run.signal !== null || run.stopped !== null || run.endedByCaller !== null;
+  const unknown = tap.answerStarted || noResult || run.signal !== null || run.stopped !== null || run.endedByCaller !== null;
   const outcome: Outcome = judged.failure ? OUTCOME_OF[judged.failure] : run.stopped ? 'interrupted' : ranItself ? 'success' : 'error';
   return done({ kind: 'release', outcome, state: unknown ? 'unknown' : 'ok' }, say);
 }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { BIN, STAND_IN, scriptAgent, type RunResult } from '../support/cli.js';
+import { BIN, STAND_IN, runCli, scriptAgent, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { entries, factsOf, measuredRun, sha256, teeAgent, worlds } from '../support/hardening.js';
 import { watch } from '../support/processes.js';
@@ -327,5 +327,37 @@ printf '%s\\n' '{"type":"system","subtype":"init","session_id":"'$id'"}' '{"type
     assert.equal(t1.code, 0, t1.stderr);
     assert.deepEqual(await entries(c.env), [], 'nothing recorded');
     await nextTurnKnows(c, ['beta'], 'fresh', 'no-entry');
+  });
+});
+
+describe('a cursor-agent that exits 0 without a result', () => {
+  test('after naming the resumed chat (its stdout closed early): the chat counts as unknown, and the turn sent again starts fresh', async () => {
+    const c = conversation(world());
+    assert.equal((await c.turn('remember: alpha')).code, 0);
+    // Reads its prompt, names the chat it was given, closes its stdout and goes on to exit 0: whatever it did, nobody saw how the turn ended.
+    const agent = scriptAgent(
+      'cursor-agent',
+      `#!/bin/sh
+cat >/dev/null
+while [ $# -gt 0 ]; do [ "$1" = --resume ] && id=$2; shift; done
+printf '%s\\n' '{"type":"system","subtype":"init","session_id":"'$id'"}'
+exec >&-
+exit 0
+`,
+    );
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const t2 = await runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_RESUME_AGENT: agent } });
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.match(t2.stderr, /resume-delta \(delta\)/, 'the chat was resumed');
+    assert.match(t2.stdout, /^\{"type":"system","subtype":"init","session_id":"[^"]+"\}\n$/, "cursor-agent's output, as it was");
+    assert.match(t2.stderr, /not recorded: cursor-agent exited without a result/);
+    const [entry] = await entries(c.env);
+    assert.equal(entry?.state, 'unknown');
+    // The caller, with no answer, sends the turn again: never a delta to a chat that may hold that message already.
+    const again = await c.send();
+    assert.equal(again.code, 0, again.stderr);
+    assert.ok(!c.lastInvocation().argv.includes('--resume'), 'fresh');
+    assert.equal(c.lastTrace().reason, 'interrupted');
+    assert.deepEqual(factsOf(again.reply!), ['alpha', 'beta']);
   });
 });

@@ -346,6 +346,12 @@ describe('settle', () => {
       state: 'unknown',
     });
   });
+  test('a resumed turn that exits 0 without a result, its chat named: its history unknown, said', () => {
+    const s = settled(resumed, run({}, { answerStarted: false, results: 0, resultText: undefined, replyText: '' }));
+    assert.deepEqual(s.update, { kind: 'release', outcome: 'error', state: 'unknown' });
+    assert.match(s.say ?? '', /exited without a result/);
+    assert.equal(s.exit, 0);
+  });
   test('cursor-agent not found: 127, a message, and a leased chat released as it was', () => {
     const missing = Object.assign(new Error('spawn x ENOENT'), { code: 'ENOENT' });
     const s = settled(resumed, run({ code: -2, spawnError: missing }));
