@@ -109,6 +109,8 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       flushHeld: () => {},
     };
     let hardKill: NodeJS.Timeout | undefined;
+    /** Our stdout is full: cursor-agent's stdout is paused until the caller has read it. */
+    let draining = false;
     const resumed = options.expectSession !== undefined;
     let verified = !resumed;
     let errLive = !resumed;
@@ -121,24 +123,32 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
 
     const running = (): boolean => child.exitCode === null && child.signalCode === null;
     // cursor-agent gets KILL_AFTER_MS to end once we asked it to; what it does longer is unknown.
+    // A process it left behind holding its stdout or stderr open (its exit is not their end) gets
+    // as long again: the run ends without what that one prints, as its caller asked. Never while
+    // cursor-agent's own output waits for the caller to read it (draining).
     const endSoon = (): void => {
-      hardKill ??= setTimeout(() => {
-        // Gone already, its pipes held open by a process it left: nothing to kill, and nothing unknown about it.
-        if (!running()) return;
-        result.killedHard = true;
-        child.kill('SIGKILL');
-      }, KILL_AFTER_MS).unref();
+      const end = (): void => {
+        hardKill = setTimeout(end, KILL_AFTER_MS).unref();
+        if (running()) {
+          result.killedHard = true;
+          child.kill('SIGKILL');
+        } else if (!draining) {
+          child.stdout.destroy();
+          child.stderr.destroy();
+        }
+      };
+      hardKill ??= setTimeout(end, KILL_AFTER_MS).unref();
     };
     const relay = (signal: NodeJS.Signals): void => {
-      // Only a signal that found cursor-agent running ended the run; one after its exit says nothing of it.
-      if (!running()) return;
+      // Only a signal that found cursor-agent running ended the run; one after its exit says nothing of it,
+      // but is not kept waiting on what cursor-agent left holding its pipes open.
+      if (!running()) return endSoon();
       result.endedByCaller ??= signal;
       child.kill(signal);
       endSoon();
     };
     for (const signal of RELAYED_SIGNALS) process.on(signal, relay);
 
-    let draining = false;
     const writeOut = (chunk: Buffer): void => {
       result.wroteOutput = true;
       if (!process.stdout.write(chunk) && !draining) {

@@ -7,12 +7,13 @@
 // names every fact its chat knows, which proves which it was).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { BIN, STAND_IN, runCli, scriptAgent, type RunResult } from '../support/cli.js';
+import { BIN, STAND_IN, runCli, scriptAgent, spawnCli, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { entries, factsOf, measuredRun, sha256, teeAgent, worlds } from '../support/hardening.js';
-import { watch } from '../support/processes.js';
+import { alive, waitFor, watch } from '../support/processes.js';
 
 const world = worlds();
 const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(env);
@@ -359,5 +360,67 @@ exit 0
     assert.ok(!c.lastInvocation().argv.includes('--resume'), 'fresh');
     assert.equal(c.lastTrace().reason, 'interrupted');
     assert.deepEqual(factsOf(again.reply!), ['alpha', 'beta']);
+  });
+});
+
+describe('a cursor-agent that leaves a process holding its output open', () => {
+  // The leftover outlives the test's wait by far; each test kills its own at the end.
+  const leftoverAgent = (tail: string): string =>
+    scriptAgent(
+      'cursor-agent',
+      `#!/bin/sh
+cat >/dev/null
+while [ $# -gt 0 ]; do [ "$1" = --resume ] && id=$2; shift; done
+echo $$ >"$AGENT_PID"
+printf '%s\\n' '{"type":"system","subtype":"init","session_id":"'$id'"}'${tail.startsWith('answer') ? ` '{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"'$id'"}'` : ''}
+sleep 60 &
+echo $! >"$LEFTOVER_PID"
+${tail.endsWith('exit') ? 'exit 0' : 'exec sleep 60'}
+`,
+    );
+
+  async function turnWithLeftover(tail: string, t: { after: (fn: () => void) => void }) {
+    const c = conversation(world());
+    assert.equal((await c.turn('remember: alpha')).code, 0);
+    c.messages.push({ role: 'user', content: 'remember: beta' });
+    const dir = tempDir('cr-pids-');
+    const pids = { agent: join(dir, 'agent'), leftover: join(dir, 'leftover') };
+    const run = spawnCli(STREAM_ARGS, {
+      ...c.env,
+      CURSOR_RESUME_AGENT: leftoverAgent(tail),
+      AGENT_PID: pids.agent,
+      LEFTOVER_PID: pids.leftover,
+    });
+    run.stdin!.end(c.body());
+    const pidIn = (file: string): number => (existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) || 0 : 0);
+    await waitFor('the leftover to start', () => pidIn(pids.leftover) > 0);
+    const leftover = pidIn(pids.leftover);
+    t.after(() => {
+      if (alive(leftover)) process.kill(leftover, 'SIGKILL');
+    });
+    await waitFor('cursor-agent to print', () => run.output.stdout.includes('"type":"system"'));
+    return { c, run, leftover, agent: pidIn(pids.agent) };
+  }
+
+  test('gone after its answer: a SIGTERM then ends the turn without waiting for the leftover, recorded, with its exit 0', async (t) => {
+    const { c, run, leftover, agent } = await turnWithLeftover('answer, exit', t);
+    await waitFor('cursor-agent to exit', () => !alive(agent));
+    run.kill('SIGTERM');
+    const end = await run.closed;
+    assert.equal(alive(leftover), true, 'cursor-resume ended while the leftover still holds the pipe');
+    assert.equal(end.code, 0, end.stderr);
+    assert.match(end.stdout, /"type":"result"/);
+    const [entry] = await entries(c.env);
+    assert.deepEqual([entry?.turns, entry?.state, entry?.lastOutcome], [2, 'ok', 'success']);
+  });
+
+  test('still running: a SIGTERM ends it, and the turn, without waiting for the leftover; the chat counts as unknown', async (t) => {
+    const { c, run, leftover } = await turnWithLeftover('hang', t);
+    run.kill('SIGTERM');
+    const end = await run.closed;
+    assert.equal(alive(leftover), true, 'cursor-resume ended while the leftover still holds the pipe');
+    assert.equal(end.code, 143, end.stderr);
+    const [entry] = await entries(c.env);
+    assert.equal(entry?.state, 'unknown');
   });
 });
