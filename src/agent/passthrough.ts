@@ -3,6 +3,7 @@
 // its exit status kept (128+N when it died of signal N). node:child_process alone, so
 // that boot.cjs can do this before the CLI bundle loads (src/handover.ts).
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { constants } from 'node:os';
 
 /** The agent setting's default: cursor-agent on PATH. */
@@ -15,11 +16,27 @@ export function signalExit(signal: NodeJS.Signals): number {
   return 128 + (constants.signals[signal] ?? 0);
 }
 
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** Why cursor-agent could not be started: its exit status, its trace failure, and what to do. */
 export function notFoundMessage(
   agent: string,
   error: NodeJS.ErrnoException,
 ): { code: number; kind: 'not-found' | 'not-executable'; message: string } {
+  // The file is there, yet exec finds nothing to run: the interpreter its #! line names (or the loader a binary needs) is missing.
+  if (error.code === 'ENOENT' && agent.includes('/') && isFile(agent)) {
+    return {
+      code: EXIT_NOT_FOUND,
+      kind: 'not-found',
+      message: `cannot run cursor-agent "${agent}": the interpreter its #! line names was not found. Fix that line (or install the interpreter), or set CURSOR_RESUME_AGENT (or \`cursor-resume config set agent PATH\`) to another cursor-agent.`,
+    };
+  }
   if (error.code === 'ENOENT') {
     return {
       code: EXIT_NOT_FOUND,

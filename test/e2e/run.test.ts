@@ -325,6 +325,19 @@ describe('failures', () => {
       ],
     );
   });
+  test('a cursor-agent whose #! line names no interpreter: 127, said as that, not as a cursor-agent not found', async () => {
+    const agent = scriptAgent('cursor-agent', '#!/nonexistent/bin/node\n');
+    const env = world({ CURSOR_RESUME_AGENT: agent });
+    for (const args of [STREAM_ARGS, ['status']]) {
+      const r = await runCli(args, { input: '{"messages":[{"role":"user","content":"hi"}]}', env });
+      assert.equal(r.code, 127);
+      assert.doesNotMatch(r.stderr, /not found: "/);
+      assert.match(
+        r.stderr,
+        /^cursor-resume: cannot run cursor-agent ".*": the interpreter its #! line names was not found\. Fix that line/,
+      );
+    }
+  });
 });
 
 describe('a resumed chat is verified before anything is shown', () => {
