@@ -25,5 +25,10 @@ export async function deliver(run: AgentRun, plan: Plan): Promise<void> {
     process.stderr.write(
       `cursor-resume: cursor-agent's answer has a line over ${MAX_HELD_TAP_LINE / 1024 / 1024} MiB, too long to print as ${plan.callerFormat}; ask for --output-format stream-json to get it whole\n`,
     );
+  } else if (run.tap.results === 0 && run.code === 0 && run.endedByCaller === null) {
+    // It says it finished, yet gave no answer: an empty stdout alone would look like an empty one.
+    process.stderr.write(
+      `cursor-resume: cursor-agent exited 0 without an answer (its stream had no result), so there is nothing to print as ${plan.callerFormat}; run the line with --output-format stream-json to see what it printed\n`,
+    );
   }
 }

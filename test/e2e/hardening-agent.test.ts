@@ -361,6 +361,28 @@ exit 0
     assert.equal(c.lastTrace().reason, 'interrupted');
     assert.deepEqual(factsOf(again.reply!), ['alpha', 'beta']);
   });
+
+  test('to a caller that asked for text or json: nothing to print, and stderr says why rather than leave an empty answer unexplained', async () => {
+    const agent = scriptAgent(
+      'cursor-agent',
+      `#!/bin/sh
+cat >/dev/null
+printf '%s\\n' '{"type":"system","subtype":"init","session_id":"c0ffee00-0000-4000-8000-000000000001"}'
+exit 0
+`,
+    );
+    for (const format of ['text', 'json']) {
+      const c = conversation(world({ CURSOR_RESUME_AGENT: agent }));
+      c.messages.push({ role: 'user', content: 'hello' });
+      const r = await runCli(['-p', '--output-format', format], { input: c.body(), env: c.env });
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, '', format);
+      assert.equal(
+        r.stderr,
+        `cursor-resume: cursor-agent exited 0 without an answer (its stream had no result), so there is nothing to print as ${format}; run the line with --output-format stream-json to see what it printed\n`,
+      );
+    }
+  });
 });
 
 describe('a cursor-agent that leaves a process holding its output open', () => {
