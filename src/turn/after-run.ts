@@ -211,7 +211,7 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
         : ranItself
           ? `not recorded: cursor ran ${plural(tap.toolCalls.length, 'tool call', 'tool calls')} itself, which a caller that saw ${tap.toolCalls.length === 1 ? 'it' : 'them'} may answer again`
           : unusable
-            ? `not recorded: cursor reported ${tap.sessionChanged ? 'more than one chat ID' : `an unusable chat ID ${shownChatId(tap.sessionId)}`}`
+            ? `not recorded: cursor ${tap.sessionChanged ? 'reported more than one chat ID' : tap.sessionId === undefined ? 'named no chat ID' : `reported an unusable chat ID ${shownChatId(tap.sessionId)}`}`
             : atCalls && !handover
               ? 'not recorded: the caller ended the run at a function or MCP call, which cursor-agent runs itself and its chat may not hold yet'
               : null;

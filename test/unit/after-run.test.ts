@@ -330,6 +330,7 @@ describe('settle', () => {
     assert.match(long, /"x{127}…$/);
     assert.match(said('a\u009b31mb'), /"a\\u009b31mb"$/);
     assert.match(said({ id: 1 }), /unusable chat ID \{"id":1\}$/);
+    assert.equal(said(undefined), 'not recorded: cursor named no chat ID', 'none at all is said as none, not as "undefined"');
   });
   test('a resumed turn that failed before answering keeps its history; after answering, unknown', () => {
     assert.deepEqual(
