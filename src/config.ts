@@ -321,7 +321,10 @@ function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
   if (stat.uid !== uid && stat.uid !== 0)
     return new UnsafeConfigFile(
       `it belongs to another user (uid ${stat.uid}), and it names the program every turn runs`,
-      `use a config file of your own: move that one away${orPointXdgElsewhere()}`,
+      // Root here is most likely sudo keeping that user's HOME: moving their file away would break their own runs.
+      uid === 0
+        ? 'run cursor-resume as that user: root runs no program another user names (with sudo, -H gives root a HOME of its own)'
+        : `use a config file of your own: move that one away${orPointXdgElsewhere()}`,
     );
   if (stat.mode & constants.S_IWOTH)
     return new UnsafeConfigFile(

@@ -25,6 +25,8 @@ import { worlds } from '../support/hardening.js';
 import { runProcess, waitFor } from '../support/processes.js';
 
 const world = worlds();
+/** What root is told of another user's config file: the tests run as root, the only user who can give a file away. */
+const ROOT_ADVICE = 'run cursor-resume as that user: root runs no program another user names (with sudo, -H gives root a HOME of its own)';
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[/;
@@ -633,7 +635,7 @@ describe('config', { concurrency: true }, () => {
         // The tests run as root, who can give the file away; another user's file is refused even to root.
         make: (file) => chownSync(file, 4242, 4242),
         reason: 'it belongs to another user (uid 4242), and it names the program every turn runs',
-        advice: () => 'use a config file of your own: move that one away, or point XDG_CONFIG_HOME at a folder you own',
+        advice: () => ROOT_ADVICE,
       },
       {
         make: (file) => chmodSync(dirname(file), 0o777),
@@ -726,7 +728,7 @@ describe('config', { concurrency: true }, () => {
       [
         theirs,
         ['config', 'list'],
-        `cursor-resume: will not read the config file ${theirFile} (it belongs to another user (uid 4242), and it names the program every turn runs); use a config file of your own: move that one away\n`,
+        `cursor-resume: will not read the config file ${theirFile} (it belongs to another user (uid 4242), and it names the program every turn runs); ${ROOT_ADVICE}\n`,
       ],
       [
         open,
