@@ -50,7 +50,8 @@ CURSOR_RESUME_ENABLED or config set resume true.
 
 Exit status: 0; 1 when set or unset cannot write the config file (its folder, or another writer
 holding its lock over 3 s), or get runtimeDir finds a folder a helper could not use; 2
-for an unknown setting, a value that is not allowed, or a broken config file.
+for an unknown setting, a value that is not allowed, or a config file that is broken, cannot be
+read, or is not read (someone else could have written it).
 
 Examples:
   cursor-resume config list
