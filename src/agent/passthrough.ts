@@ -24,13 +24,24 @@ function isFile(path: string): boolean {
   }
 }
 
+/**
+ * Whether exec had a file to run as `agent`: the path it names, or a name (the default,
+ * cursor-agent) in a folder of the PATH it was looked up on, as execvp looks (an empty
+ * entry is the current folder; no PATH, the system's default one).
+ */
+function agentFileThere(agent: string, env: NodeJS.ProcessEnv): boolean {
+  if (agent.includes('/')) return isFile(agent);
+  return (env.PATH ?? '/usr/bin:/bin').split(':').some((dir) => isFile(`${dir === '' ? '.' : dir}/${agent}`));
+}
+
 /** Why cursor-agent could not be started: its exit status, its trace failure, and what to do. */
 export function notFoundMessage(
   agent: string,
   error: NodeJS.ErrnoException,
+  env: NodeJS.ProcessEnv = process.env,
 ): { code: number; kind: 'not-found' | 'not-executable'; message: string } {
   // The file is there, yet exec finds nothing to run: the interpreter its #! line names (or the loader a binary needs) is missing.
-  if (error.code === 'ENOENT' && agent.includes('/') && isFile(agent)) {
+  if (error.code === 'ENOENT' && agentFileThere(agent, env)) {
     return {
       code: EXIT_NOT_FOUND,
       kind: 'not-found',
@@ -103,7 +114,7 @@ export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEn
       resolve(code);
     };
     child.once('error', (error: NodeJS.ErrnoException) => {
-      const { code, message } = notFoundMessage(agent, error);
+      const { code, message } = notFoundMessage(agent, error, env);
       process.stderr.write(`cursor-resume: ${message}\n`);
       done(code);
     });

@@ -338,6 +338,23 @@ describe('failures', () => {
       );
     }
   });
+  test('the same found by its name on PATH (the agent setting\'s default): said as that too, not as "Install it"', async () => {
+    const agent = scriptAgent('cursor-agent', '#!/nonexistent/bin/node\n');
+    const env = world({ CURSOR_RESUME_AGENT: 'cursor-agent', PATH: `${dirname(agent)}:${process.env.PATH ?? ''}` });
+    for (const args of [STREAM_ARGS, ['status']]) {
+      const r = await runCli(args, { input: '{"messages":[{"role":"user","content":"hi"}]}', env });
+      assert.equal(r.code, 127);
+      assert.equal(
+        r.stderr,
+        `cursor-resume: cannot run cursor-agent "cursor-agent": the interpreter its #! line names was not found. Fix that line (or install the interpreter), or set CURSOR_RESUME_AGENT (or \`cursor-resume config set agent PATH\`) to another cursor-agent.\n`,
+        args.join(' '),
+      );
+    }
+    // A name on no PATH folder is still missing.
+    const none = await runCli(['status'], { env: { ...env, CURSOR_RESUME_AGENT: 'no-such-cursor-agent' } });
+    assert.equal(none.code, 127);
+    assert.match(none.stderr, /^cursor-resume: cursor-agent not found: "no-such-cursor-agent"\. Install it/);
+  });
 });
 
 describe('a resumed chat is verified before anything is shown', () => {
