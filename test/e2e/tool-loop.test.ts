@@ -203,7 +203,7 @@ process.stdin.on('data', (d) => (input += d)).on('end', () => {
     await first.killed;
     const t1 = await first.ended;
     assert.equal(t1.code, 143, t1.stderr);
-    // Its output ends only with the left process, past the second cursor-agent gets to end: that one was gone by then, not killed.
+    // The caller's signal found cursor-agent gone already (not killed); the run stopped waiting for the left process's hold on its output.
     const plan = await runCli(['--dry-run', ...STREAM_ARGS], { input: body(withResult), env });
     assert.equal(plan.code, 0, plan.stderr);
     assert.deepEqual([JSON.parse(plan.stdout).decision, JSON.parse(plan.stdout).reason], ['resume-delta', 'delta']);
