@@ -9,6 +9,7 @@ import { notFoundMessage, signalExit } from '../agent/passthrough.js';
 import type { AgentRun } from '../agent/run-agent.js';
 import { callerReply, endsAtHeldCalls, type StreamTap } from '../agent/stream-tap.js';
 import type { Outcome } from '../cache/types.js';
+import { escapeControls } from '../escape.js';
 import { isSafeChatId } from '../resume/chat-id.js';
 import type { ReplyToolCall } from '../resume/digests.js';
 import { plural } from '../plural.js';
@@ -225,11 +226,10 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
 
 /**
  * A value cursor sent as its chat ID, as a line on stderr says it: JSON (any value: it was not a
- * usable ID), cut at 128 characters, and with the C1 controls JSON leaves as they are escaped too,
- * since a terminal may act on them.
+ * usable ID), cut at 128 characters, and with the controls JSON leaves as they are (C1, bidi)
+ * escaped too, since a terminal may act on them.
  */
 function shownChatId(value: unknown): string {
   const json = JSON.stringify(value) ?? String(value);
-  const cut = json.length > 130 ? `${json.slice(0, 128)}…` : json;
-  return cut.replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeControls(json.length > 130 ? `${json.slice(0, 128)}…` : json);
 }
