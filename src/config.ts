@@ -258,15 +258,14 @@ export class UnreadableConfigFile extends ConfigError {
     code: string | undefined,
     error?: unknown,
   ) {
-    const advice =
-      error instanceof UnsafeConfigFile
-        ? error.advice
-        : code === 'ENOTDIR'
-          ? `one of the folders on its path is a file: move that file away${orPointXdgElsewhere()}`
-          : reason === TOO_LARGE
-            ? 'a config file holds a few hundred bytes: move that one away, or (not on macOS) point XDG_CONFIG_HOME at another folder'
-            : 'make it a file you can read';
     const unsafe = error instanceof UnsafeConfigFile;
+    const advice = unsafe
+      ? error.advice
+      : code === 'ENOTDIR'
+        ? `one of the folders on its path is a file: move that file away${orPointXdgElsewhere()}`
+        : reason === TOO_LARGE
+          ? 'a config file holds a few hundred bytes: move that one away, or (not on macOS) point XDG_CONFIG_HOME at another folder'
+          : 'make it a file you can read';
     super(`${unsafe ? 'will not read' : 'cannot read'} the config file ${path} (${reason}); ${advice}`);
     this.advice = advice;
     this.unsafe = unsafe;
@@ -333,10 +332,7 @@ function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
     );
   const folder = openFolder(path);
   if (folder !== null)
-    return new UnsafeConfigFile(
-      `every user may replace it: its folder ${folder} is writable by all and not sticky`,
-      `check that its agent is yours, then: chmod o-w ${folder}${orPointXdgElsewhere()}`,
-    );
+    return new UnsafeConfigFile(replaceableIn(folder), `check that its agent is yours, then: chmod o-w ${folder}${orPointXdgElsewhere()}`);
   return null;
 }
 
@@ -360,6 +356,9 @@ function openFolder(path: string): string | null {
   return null;
 }
 
+/** Why a config file in `folder` is not read, as the read and `config set` both say it. */
+const replaceableIn = (folder: string): string => `every user may replace it: its folder ${folder} is writable by all and not sticky`;
+
 /**
  * Before `config set` writes a config file where there is none yet: one in a folder every user
  * may write, not sticky, would never be read, so none is written (a ConfigError, exit 2).
@@ -368,7 +367,7 @@ export function refuseUnreadFolder(path: string): void {
   const folder = openFolder(path);
   if (folder !== null)
     throw new ConfigError(
-      `will not write the config file ${path} (every user may replace it: its folder ${folder} is writable by all and not sticky, so it would not be read); chmod o-w ${folder}${orPointXdgElsewhere()}`,
+      `will not write the config file ${path} (${replaceableIn(folder)}, so it would not be read); chmod o-w ${folder}${orPointXdgElsewhere()}`,
     );
 }
 
