@@ -94,10 +94,14 @@ export function dieOfLater(signal: NodeJS.Signals, handler: (signal: NodeJS.Sign
 
 export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(agent, argv, { stdio: 'inherit', env });
     const relay = (signal: NodeJS.Signals): void => {
       child.kill(signal);
     };
+    // Listening before the spawn: a signal sent as soon as cursor-agent shows itself (it may print before
+    // this process runs on) would otherwise find no handler and kill us with the default action. A
+    // handler runs from the event loop, after `child` is set.
+    for (const s of RELAYED_SIGNALS) process.on(s, relay);
+    const child = spawn(agent, argv, { stdio: 'inherit', env });
     // Once cursor-agent has ended a signal is late, as one that reached cursor-agent after its exit:
     // the exit stays its own, unless what follows (forgetting a chat the line continued) outlasts the grace.
     let lateSignal: NodeJS.Signals | null = null;
@@ -106,7 +110,6 @@ export function passthrough(agent: string, argv: string[], env: NodeJS.ProcessEn
       lateSignal = signal;
       dieOfLater(signal, late);
     };
-    for (const s of RELAYED_SIGNALS) process.on(s, relay);
     const done = (code: number): void => {
       // The late handler first: with none at all for a moment, Node restores the default action, and a signal then kills.
       for (const s of RELAYED_SIGNALS) process.on(s, late).off(s, relay);
