@@ -434,6 +434,16 @@ export function resolveSettings(env: NodeJS.ProcessEnv, flags: Partial<Settings>
   });
 }
 
+/**
+ * One setting's effective value (`config get`): a value not allowed is a ConfigError only when it is
+ * that setting's, since another's says nothing of it (runs ignore such a value with a warning).
+ */
+export function resolveSetting(env: NodeJS.ProcessEnv, name: SettingName): Resolved {
+  return resolveWith(env, {}, readConfigFile(), (error, bad) => {
+    if (bad === name) throw error;
+  });
+}
+
 /** Whether resume is on, and which setting said so, for a person (`inspect --transcript`, `config list`, `simulate`). */
 export function describeResume({ settings, sources }: Resolved, env: NodeJS.ProcessEnv): { enabled: boolean; from: string; why: string } {
   const enabled = settings.resume;

@@ -17,6 +17,7 @@ import {
   parseSettingText,
   readConfigFile,
   readConfigObject,
+  resolveSetting,
   resolveSettings,
   validateSetting,
   type SettingName,
@@ -98,7 +99,8 @@ automatically (XDG_RUNTIME_DIR/cursor-resume, else TMPDIR/cursor-resume-UID). Ex
 that automatic folder cannot hold the socket (its path would be too long), or when the folder's path,
 set or automatic, already names something a helper would refuse (a file, a symbolic link, another
 user's folder); 2 for an
-unknown setting or a value that is not allowed (a runtimeDir too long for the socket included).
+unknown setting or a value of it that is not allowed (a runtimeDir too long for the socket included);
+a value not allowed for another setting does not stop it.
 
 Examples:
   cursor-resume config get ttlMinutes
@@ -107,7 +109,7 @@ Examples:
     )
     .action((name: string, options: { json?: boolean }) => {
       const setting = settingName(name);
-      const { settings, sources } = resolveSettings(process.env, {});
+      const { settings, sources } = resolveSetting(process.env, setting);
       const value = settings[setting];
       // An empty runtimeDir means "choose one": the folder chosen is what a script asks for.
       const folder = setting === 'runtimeDir' ? runtimeFolder(settings.runtimeDir, sources.runtimeDir === 'file') : undefined;

@@ -1086,6 +1086,19 @@ describe('config', { concurrency: true }, () => {
     );
   });
 
+  test('config get answers for its setting while another setting holds a value not allowed; its own such value is exit 2', async () => {
+    const env = { ...world(), CURSOR_RESUME_ENABLED: 'maybe', CURSOR_RESUME_RUNTIME_DIR: 'relative' };
+    const ttl = await cli(['config', 'get', 'ttlMinutes', '--json'], env);
+    assert.equal(ttl.code, 0, ttl.stderr);
+    assert.equal(json(ttl).source, 'default');
+    assert.equal(ttl.stderr, '');
+    const own = await cli(['config', 'get', 'resume'], env);
+    assert.equal(own.code, 2);
+    assert.equal(own.stdout, '');
+    assert.match(own.stderr, /^cursor-resume: resume \(from CURSOR_RESUME_ENABLED\): "maybe" is not a boolean/);
+    assert.equal((await cli(['config', 'get', 'runtimeDir'], env)).code, 2);
+  });
+
   test('config set where the variable of that setting holds a value not allowed: not said to win, since runs ignore it and take the file', async () => {
     const env = { ...world(), CURSOR_RESUME_ENABLED: 'maybe' };
     const set = await cli(['config', 'set', 'resume', 'true'], env);
