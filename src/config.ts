@@ -311,7 +311,7 @@ class UnsafeConfigFile extends Error {
 
 /**
  * Why a config file may hold someone else's words, or null: owned by another user (root
- * aside), writable by every user, or in a folder every user may rename it in. A file
+ * aside), writable by every user, or in or below a folder every user may rename it in. A file
  * writable by its group is read: where each user has a group of their own (umask 002)
  * that is every file they edit, as ssh allows it too.
  */
@@ -332,32 +332,40 @@ function unsafeOwnership(path: string, stat: Stats): UnsafeConfigFile | null {
     );
   const folder = openFolder(path);
   if (folder !== null)
-    return new UnsafeConfigFile(replaceableIn(folder), `check that its agent is yours, then: chmod o-w ${folder}${orPointXdgElsewhere()}`);
+    return new UnsafeConfigFile(
+      replaceableIn(folder),
+      `check that its agent is yours, then: chmod o-w ${folder.folder}${orPointXdgElsewhere()}`,
+    );
   return null;
 }
 
 /**
- * The config file's folder when every user may write it and it is not sticky (a file there is not read), else null.
- * A symbolic link's folder, and the folder of the file it leads to: either may be one where anyone can replace it.
+ * The first folder on the config file's path that every user may write and is not sticky (a file
+ * below it is not read: anyone may rename what lies there and put their own in its place), else
+ * null. The path through a symbolic link and the one to the file it leads to: either may be open.
  */
-function openFolder(path: string): string | null {
-  const folders = [dirname(path)];
+function openFolder(path: string): { folder: string; own: boolean } | null {
+  const paths = [path];
   if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
     try {
-      folders.push(dirname(realpathSync(path)));
+      paths.push(realpathSync(path));
     } catch {
-      // A link that leads nowhere (yet: config set starts the file it names) has no such folder.
+      // A link that leads nowhere (yet: config set starts the file it names) has no such path.
     }
   }
-  for (const folder of folders) {
-    const above = statSync(folder);
-    if (above.mode & constants.S_IWOTH && !(above.mode & STICKY)) return folder;
+  for (const file of paths) {
+    for (let folder = dirname(file); ; folder = dirname(folder)) {
+      const above = statSync(folder);
+      if (above.mode & constants.S_IWOTH && !(above.mode & STICKY)) return { folder, own: folder === dirname(file) };
+      if (dirname(folder) === folder) break;
+    }
   }
   return null;
 }
 
-/** Why a config file in `folder` is not read, as the read and `config set` both say it. */
-const replaceableIn = (folder: string): string => `every user may replace it: its folder ${folder} is writable by all and not sticky`;
+/** Why a config file below an open folder is not read, as the read and `config set` both say it. */
+const replaceableIn = ({ folder, own }: { folder: string; own: boolean }): string =>
+  `every user may replace it: ${own ? `its folder ${folder}` : `${folder}, a folder above it,`} is writable by all and not sticky`;
 
 /**
  * Before `config set` writes a config file where there is none yet: one in a folder every user
@@ -367,7 +375,7 @@ export function refuseUnreadFolder(path: string): void {
   const folder = openFolder(path);
   if (folder !== null)
     throw new ConfigError(
-      `will not write the config file ${path} (${replaceableIn(folder)}, so it would not be read); chmod o-w ${folder}${orPointXdgElsewhere()}`,
+      `will not write the config file ${path} (${replaceableIn(folder)}, so it would not be read); chmod o-w ${folder.folder}${orPointXdgElsewhere()}`,
     );
 }
 

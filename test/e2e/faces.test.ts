@@ -13,6 +13,7 @@ import {
   readFileSync,
   statSync,
   symlinkSync,
+  unlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -772,6 +773,32 @@ describe('config', { concurrency: true }, () => {
     // The folder made private, the link is read as ever.
     chmodSync(open, 0o700);
     assert.equal((await cli(['config', 'get', 'ttlMinutes'], env)).stdout, '7\n');
+  });
+
+  test('a config file below a folder every user may write, not sticky, higher up its path: not read, that folder named; config set starts none there', async () => {
+    const env = world();
+    const file = fileOf(env);
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, JSON.stringify({ ttlMinutes: 7 }), { mode: 0o600 });
+    // XDG_CONFIG_HOME, two folders above the file: anyone may rename cursor-resume/ there and put their own.
+    const open = env.XDG_CONFIG_HOME!;
+    chmodSync(open, 0o777);
+    const reason = `every user may replace it: ${open}, a folder above it, is writable by all and not sticky`;
+    const get = await cli(['config', 'get', 'ttlMinutes'], env);
+    assert.deepEqual([get.code, get.stdout], [2, '']);
+    assert.equal(
+      get.stderr,
+      `cursor-resume: will not read the config file ${file} (${reason}); check that its agent is yours, then: chmod o-w ${open}, or point XDG_CONFIG_HOME at a folder you own\n`,
+    );
+    unlinkSync(file);
+    const set = await cli(['config', 'set', 'ttlMinutes', '5'], env);
+    assert.equal(set.code, 2, set.stderr);
+    assert.ok(set.stderr.includes(`(${reason}, so it would not be read); chmod o-w ${open}`), set.stderr);
+    assert.deepEqual(readdirSync(dirname(file)), [], 'nothing written, no lock left behind');
+    // Sticky, as /tmp is, the file below is read.
+    chmodSync(open, 0o1777);
+    assert.equal((await cli(['config', 'set', 'ttlMinutes', '5'], env)).code, 0);
+    assert.equal((await cli(['config', 'get', 'ttlMinutes'], env)).stdout, '5\n');
   });
 
   test('config set into a folder every user may write, not sticky, where no file is yet: refused before it writes one no command would read', async () => {
