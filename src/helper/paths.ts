@@ -98,6 +98,7 @@ export interface DirCheckOptions {
  * Throws RuntimeDirError saying what is wrong and what to do.
  */
 export function ensureRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = {}): void {
+  refuseOpenAbove(paths);
   try {
     fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   } catch (error) {
@@ -119,6 +120,7 @@ export function ensureRuntimeDir(paths: RuntimePaths, options: DirCheckOptions =
  */
 export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = {}): 'ok' | 'missing' {
   const uid = options.uid ?? currentUid();
+  refuseOpenAbove(paths);
   let stat: fs.Stats;
   try {
     stat = fs.lstatSync(paths.dir);
@@ -169,6 +171,23 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
     }
   }
   return 'ok';
+}
+
+/**
+ * Refuses a runtime dir below a folder every user may write that is not sticky: anyone may rename
+ * ours away there and put a folder of their own, with their own listener, in its place between our
+ * check and our connect. A sticky one (/tmp) lets only its owner rename an entry.
+ */
+function refuseOpenAbove(paths: RuntimePaths): void {
+  for (let folder = path.dirname(paths.dir); ; folder = path.dirname(folder)) {
+    const stat = fs.statSync(folder, { throwIfNoEntry: false });
+    if (stat !== undefined && stat.mode & fs.constants.S_IWOTH && !(stat.mode & 0o1000)) {
+      throw new RuntimeDirError(
+        `refusing the helper runtime dir ${paths.dir}: ${folder}, a folder above it, is writable by every user and not sticky, so anyone may put a folder of their own in its place. ${hint(paths)}`,
+      );
+    }
+    if (path.dirname(folder) === folder) return;
+  }
 }
 
 /** The pid in the name of a helper's forgot-by note (forget-marks.ts), or undefined for any other name. */

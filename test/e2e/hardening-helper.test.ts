@@ -223,6 +223,28 @@ describe('its socket and runtime dir tampered with', () => {
     });
   }
 
+  test('a runtime dir below a folder every user may write, not sticky: refused before it is made or used, so nobody can swap a folder of theirs in; sticky, it is used', async () => {
+    const open = tempDir('cr-open-');
+    fs.chmodSync(open, 0o777);
+    const dir = path.join(open, 'cr', 'run');
+    const c = conversation(world({ CURSOR_RESUME_RUNTIME_DIR: dir }));
+    const t = await c.turn('remember: alpha', { args: VERBOSE });
+    assert.equal(t.code, 0, t.stderr);
+    assert.ok(
+      t.stderr.includes(`refusing the helper runtime dir ${dir}: ${open}, a folder above it, is writable by every user and not sticky`),
+      t.stderr,
+    );
+    assert.equal(c.lastTrace().reason, 'no-cache');
+    assert.deepEqual(fs.readdirSync(open), [], 'no folder made there');
+    const get = await runCli(['config', 'get', 'runtimeDir'], { env: c.env });
+    assert.equal(get.code, 1, 'config get says a helper would refuse it');
+    const status = await runCli(['helper', 'status'], { env: c.env });
+    assert.match(status.stderr, /a folder above it, is writable by every user and not sticky/);
+    fs.chmodSync(open, 0o1777);
+    await c.turn('remember: beta', { args: VERBOSE });
+    await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
+  });
+
   test("what someone left under a hand-off marker's name while the dir was open (a FIFO, a link to /dev/zero) is removed unread: runs do not hang on it", async () => {
     const c = await started();
     const dir = c.env.CURSOR_RESUME_RUNTIME_DIR!;
