@@ -118,11 +118,21 @@ function writeFull(conversation: Conversation, write: Write): void {
   if (conversation.messages.at(-1)?.role === 'tool') block(CONTINUE_LINE);
 }
 
+/**
+ * A prompt as cursor-agent reads it: UTF-8 cannot carry half a surrogate pair (a JSON string
+ * may escape one), so stdin gets U+FFFD in its place, and so does the prompt --dry-run,
+ * inspect and simulate show (the same bytes, the same size). Digests still tell them apart.
+ */
+function asSent(prompt: string): string {
+  const text = prompt as string & { isWellFormed(): boolean; toWellFormed(): string };
+  return text.isWellFormed() ? prompt : text.toWellFormed();
+}
+
 /** The whole conversation as one prompt, for a fresh chat. */
 export function renderFull(conversation: Conversation): string {
   const pieces: string[] = [];
   writeFull(conversation, (piece) => pieces.push(piece));
-  return pieces.join('');
+  return asSent(pieces.join(''));
 }
 
 /**
@@ -194,7 +204,7 @@ export function renderDelta(messages: ReadonlyArray<Message>, knownCount: number
     }
   }
   const blocks = results.length > 0 ? [...results, CONTINUE_LINE, ...userTexts] : userTexts;
-  const prompt = blocks.join('\n\n');
+  const prompt = asSent(blocks.join('\n\n'));
   if (prompt.trim() === '') return { ok: false, why: 'the new messages have no text to send' };
   return { ok: true, prompt };
 }

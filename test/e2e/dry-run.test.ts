@@ -6,6 +6,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, sym
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BIN, ROOT, runCli, sandboxEnv, tempDir } from '../support/cli.js';
+import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 
 const body = (extra: object = {}) =>
   JSON.stringify({
@@ -90,6 +91,29 @@ describe('--dry-run', () => {
     assert.equal(plan.reason, 'plain-text');
     assert.equal(plan.prompt, text);
     assert.equal(plan.anchor, null);
+  });
+
+  test('a lone surrogate in a JSON string: the plan says the U+FFFD cursor-agent reads, fresh and in a delta', async () => {
+    // JSON may escape half a surrogate pair, which UTF-8 cannot carry: stdin gets U+FFFD, and the plan is exactly stdin.
+    const c = new Conversation(sandboxEnv({ CURSOR_RESUME_ENABLED: '1' }));
+    const plan = async (): Promise<{ decision: string; prompt: string }> => {
+      const r = await runCli(['--dry-run', ...STREAM_ARGS], { input: c.body(), env: c.env });
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stdout, /\\ud[89a-f]/i, 'no escaped surrogate in the plan');
+      return JSON.parse(r.stdout) as { decision: string; prompt: string };
+    };
+    for (const [text, decision] of [
+      ['first \uD800 half', 'fresh'],
+      ['then \uDC00 the other', 'resume-delta'],
+    ] as const) {
+      c.messages.push({ role: 'user', content: text });
+      const planned = await plan();
+      assert.equal(planned.decision, decision);
+      assert.ok(planned.prompt.includes(text.replace(/[\uD800-\uDFFF]/, '\uFFFD')), planned.prompt);
+      const r = await c.send();
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(c.lastInvocation().stdin, planned.prompt, 'the planned prompt is what cursor-agent read');
+    }
   });
 });
 
