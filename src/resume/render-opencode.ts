@@ -21,9 +21,8 @@ export function renderOpencodeDelta(conversation: Conversation, knownCount: numb
     const refused = notSendable(m, i);
     if (refused !== null) return { ok: false, why: refused };
     if (m.role === 'user') {
-      // Only the follow-up message itself goes as the plugin sends one: trimmed, without its head.
-      const text = i === knownCount ? renderOpencodeMessage(m).slice('USER: '.length).trim() : renderOpencodeMessage(m);
-      if (text !== '') blocks.push(text);
+      // The follow-up goes without its own head; the blocks a pasted head cut it into keep theirs.
+      blocks.push(i === knownCount ? renderOpencodeMessage(m).slice('USER: '.length) : renderOpencodeMessage(m));
       continue;
     }
     const id = m.parts[0]?.type === 'tool-result' ? m.parts[0].id : '';
@@ -33,13 +32,16 @@ export function renderOpencodeDelta(conversation: Conversation, knownCount: numb
     answered = true;
     blocks.push(renderOpencodeMessage(m));
   }
-  if (blocks.length === 0) return { ok: false, why: 'the new messages have no text to send' };
+  // A follow-up (only user blocks can follow one) is the user's text, which the plugin trims as a whole: its
+  // first block's trailing blanks and blank lines stay, its last block's go.
+  const body = answered ? blocks.join('\n\n') : blocks.join('\n\n').trim();
+  if (body === '') return { ok: false, why: 'the new messages have no text to send' };
   // The call line alone, without the text cursor wrote before it: the chat holds that text already.
   const call = answered ? [`ASSISTANT: ${toolCallLines(messages[knownCount - 1]!).join('\n')}`] : [];
   const frames = conversation.layout ?? [];
   const frame = (kind: 'bridge' | 'task-bridge'): string[] => frames.flatMap((b) => ('frame' in b && b.frame === kind ? [b.text] : []));
   return {
     ok: true,
-    prompt: [...frame('bridge'), ...call, ...blocks, ...(answered ? [CLOSING_LINE] : []), ...frame('task-bridge')].join('\n\n'),
+    prompt: [...frame('bridge'), ...call, body, ...(answered ? [CLOSING_LINE] : []), ...frame('task-bridge')].join('\n\n'),
   };
 }

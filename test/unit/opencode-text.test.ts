@@ -370,6 +370,13 @@ describe('a session of the plugin, proven and resumed turn by turn', () => {
       );
     }
   });
+  test('a follow-up that reads as several blocks is trimmed as one text, as the plugin trims it: its blank lines and blanks inside kept', () => {
+    const branch = branchAfter('USER: hi', { text: 'hello' });
+    const followUp = '  see:\n    x = 1   \n\n\nUSER: y  \n';
+    const d = decideText(`USER: hi\n\nASSISTANT: hello\n\nUSER: ${followUp}`, [branch]);
+    assert.deepEqual([d.decision, d.reason], ['resume-delta', 'delta']);
+    assert.equal(d.prompt, followUp.trim());
+  });
   test('a changed tools block starts a fresh chat (tools-changed)', () => {
     const changed = fixture(OFF[1]!).replace('Available tools:\n- ', 'Available tools:\n- x: new\n  Parameters: {}\n- ');
     assert.equal(decideText(changed, branches(1)).reason, 'tools-changed');
