@@ -97,7 +97,12 @@ export function readToolResultHead(block: string): { name: string; id: string; l
 
 /** The reading of `text` in the plugin's layout, or why the text is not in it exactly. */
 export function readOpencodeText(text: string): OpencodeReading | { why: string } {
-  if (!headAt(text, 0)) return { why: 'it does not begin with a block head (SYSTEM:, USER:, ASSISTANT: or TOOL_RESULT)' };
+  if (!headAt(text, 0)) {
+    // A BOM is invisible where the text is shown: said, or the reason would read as untrue.
+    if (text.charCodeAt(0) === 0xfeff && headAt(text, 1))
+      return { why: 'it begins with a byte-order mark (U+FEFF), which the plugin never writes, before its first block head' };
+    return { why: 'it does not begin with a block head (SYSTEM:, USER:, ASSISTANT: or TOOL_RESULT)' };
+  }
   const pieces = splitBlocks(text);
   // As many blocks as a JSON transcript may hold values: 64 MiB of tiny blocks read as 5.8 million messages took 2.5 GB.
   if (pieces === null) return { why: `it has over ${MAX_JSON_VALUES.toLocaleString('en-US')} blocks, more than a transcript may hold` };

@@ -10,7 +10,7 @@ import { resolveSettings } from '../../src/config.js';
 import { analyzeTurn, planTurn, type TurnContext } from '../../src/turn/plan.js';
 import { analyze, decide, type Analysis, type Decision } from '../../src/resume/decide.js';
 import { REASONS } from '../../src/resume/reasons.js';
-import { readToolCallLine, readToolResultHead } from '../../src/transcript/opencode-text.js';
+import { readOpencodeText, readToolCallLine, readToolResultHead } from '../../src/transcript/opencode-text.js';
 import { parseTranscript } from '../../src/transcript/parse.js';
 import type { Conversation } from '../../src/transcript/types.js';
 import { ON, PATTERNS, branchFrom, knowing, matchedTo, type KnownBranch } from '../support/engine.js';
@@ -123,6 +123,14 @@ describe('text that is not exactly in the layout stays plain text', () => {
       assert.equal(d.prompt, text);
     });
   }
+  test('inspect says why: a byte-order mark, invisible where the text is shown, is named', () => {
+    assert.deepEqual(readOpencodeText('\uFEFFUSER: hello'), {
+      why: 'it begins with a byte-order mark (U+FEFF), which the plugin never writes, before its first block head',
+    });
+    assert.deepEqual(readOpencodeText('\uFEFFhello'), {
+      why: 'it does not begin with a block head (SYSTEM:, USER:, ASSISTANT: or TOOL_RESULT)',
+    });
+  });
   test('invalid UTF-8 in the layout is plain text, passed on as its bytes', () => {
     const bytes = Buffer.concat([Buffer.from('USER: caf'), Buffer.from([0xe9]), Buffer.from('\n\nASSISTANT: ok')]);
     const c = parseTranscript(bytes);
