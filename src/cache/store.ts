@@ -250,24 +250,28 @@ export class BranchStore {
     this.#held.delete(holder);
     for (const key of keys) {
       this.#leases.delete(key);
-      if (outcome === undefined && state === undefined) continue;
-      const value = this.#cache.get(key, { allowStale: false, updateAgeOnGet: false });
-      if (!value) continue;
-      this.#cache.set(
-        key,
-        {
-          ...value,
-          // An unknown history with no outcome said is an interrupted turn: 'success' with 'unknown' means cursor ran its calls itself (decide.ts).
-          lastOutcome: outcome ?? (state === 'unknown' ? 'interrupted' : value.lastOutcome),
-          state: state ?? value.state,
-          version: ++this.#lastVersion,
-          updatedAt: this.#wallClock(),
-        },
-        // A failed or interrupted turn does not extend the branch's life.
-        { noUpdateTTL: true },
-      );
+      if (outcome !== undefined || state !== undefined) this.#ended(key, outcome, state);
     }
     return keys.size;
+  }
+
+  /** A leased turn's end as its holder says it: the branch takes the outcome and state given, and a new version. */
+  #ended(key: string, outcome?: Outcome, state?: Branch['state']): void {
+    const value = this.#cache.get(key, { allowStale: false, updateAgeOnGet: false });
+    if (!value) return;
+    this.#cache.set(
+      key,
+      {
+        ...value,
+        // An unknown history with no outcome said is an interrupted turn: 'success' with 'unknown' means cursor ran its calls itself (decide.ts).
+        lastOutcome: outcome ?? (state === 'unknown' ? 'interrupted' : value.lastOutcome),
+        state: state ?? value.state,
+        version: ++this.#lastVersion,
+        updatedAt: this.#wallClock(),
+      },
+      // A failed or interrupted turn does not extend the branch's life.
+      { noUpdateTTL: true },
+    );
   }
 
   /**
@@ -276,15 +280,24 @@ export class BranchStore {
    * cached), and the added digests extend it; a null base creates the branch from
    * `added` alone, or replaces one with the same chat ID (a chat that Cursor just
    * created is new by definition). A branch leased by another holder is refused
-   * ('busy'). Any record attempt ends `holder`'s lease on that branch.
+   * ('busy'). Any record attempt ends `holder`'s lease on that branch; a refused one leaves it unknown.
    */
   record(input: RecordInput, holder?: string): RecordResult {
     const key = keyOf(input.anchor, input.chatId);
     const leasedBy = this.#leases.get(key);
-    if (holder !== undefined && leasedBy === holder) this.#endLease(key, holder);
     if (leasedBy !== undefined && leasedBy !== holder) {
       return { recorded: false, reason: 'busy', message: `a turn of chat ${input.chatId} is running now` };
     }
+    if (leasedBy === undefined) return this.#record(key, input);
+    this.#endLease(key, holder!);
+    const result = this.#record(key, input);
+    // The holder's turn ran on its chat: refused, the branch would stay resumable a turn behind that chat,
+    // and the next turn's delta would send the chat again what it holds (the same turn asked again, for one).
+    if (!result.recorded) this.#ended(key, 'interrupted', 'unknown');
+    return result;
+  }
+
+  #record(key: string, input: RecordInput): RecordResult {
     if (this.#forgotten.has(input.chatId)) {
       return {
         recorded: false,

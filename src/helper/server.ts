@@ -487,7 +487,8 @@ export class HelperServer {
         // Whatever happens, what was sent ahead belonged to this record only.
         this.#unstage(conn);
         if (stagedCount !== expected) {
-          this.store.release(conn.id);
+          // Refused as any record is: a chat this connection leased has had a turn its branch does not hold.
+          this.store.release(conn.id, 'interrupted', 'unknown');
           return {
             recorded: false,
             reason: 'staged',

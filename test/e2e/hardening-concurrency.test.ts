@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { arch } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { runCli, tempDir } from '../support/cli.js';
+import { runCli, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { factsOf, worlds } from '../support/hardening.js';
 import { helperPids, waitFor } from '../support/processes.js';
@@ -19,6 +20,19 @@ const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(
 function storedTurns(env: NodeJS.ProcessEnv, workspace: string, chatId: string): number {
   const file = join(env.CURSOR_CONFIG_DIR!, 'chats', createHash('md5').update(workspace).digest('hex'), chatId, 'store.db');
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { turns: unknown[] }).turns.length : 0;
+}
+
+/** The read(2) system call's number where /proc/PID/syscall can tell (Linux x64 and arm64); undefined elsewhere. */
+const READ_SYSCALL = process.platform === 'linux' ? ({ x64: '0', arm64: '63' } as Record<string, string>)[arch()] : undefined;
+
+/** Process `pid` is blocked reading its stdin: a run there has begun its turn (its start time is taken before it reads). */
+function readingStdin(pid: number): boolean {
+  try {
+    const [call, fd] = readFileSync(`/proc/${pid}/syscall`, 'utf8').split(' ');
+    return call === READ_SYSCALL && fd === '0x0';
+  } catch {
+    return false;
+  }
 }
 
 describe('concurrency', () => {
@@ -115,4 +129,34 @@ describe('concurrency', () => {
     assert.equal(helperPids(env.CURSOR_RESUME_RUNTIME_DIR!).length, 1);
     assert.ok(readLog(conversations[0]!.log).length >= 2);
   });
+
+  test(
+    'a turn whose record is refused (it began before an evict --all) leaves the chat it drove unknown: the same turn asked again never reaches that chat twice',
+    { skip: READ_SYSCALL === undefined && 'needs /proc/PID/syscall to see a run waiting for its stdin' },
+    async () => {
+      const c = conversation(world());
+      assert.equal((await runCli(['helper', 'start'], { env: c.env })).code, 0);
+      // A caller that starts its run before the transcript is ready (a pipeline still building it).
+      const late = spawnCli(STREAM_ARGS, c.env);
+      await waitFor('the run to wait for its transcript', () => readingStdin(late.pid!));
+      // Everything known until now is forgotten, and so is what a turn begun by now would record.
+      assert.equal((await runCli(['evict', '--all'], { env: c.env })).code, 0);
+      const t1 = await c.turn('remember: alpha');
+      assert.deepEqual(factsOf(t1.reply!), ['alpha']);
+      // The late run's transcript comes now: it resumes the new chat, and its record is refused.
+      c.messages.push({ role: 'user', content: 'remember: beta' });
+      late.stdin!.end(c.body());
+      const t2 = await late.closed;
+      assert.equal(t2.code, 0, t2.stderr);
+      assert.ok(c.lastInvocation().argv.includes('--resume'), 'the late run resumed the new chat');
+      assert.deepEqual(factsOf(resultOf(t2.stdout).result), ['alpha', 'beta']);
+      // The caller asks for that answer again (its user regenerates it): the same transcript once more.
+      const t3 = await c.send();
+      assert.equal(t3.code, 0, t3.stderr);
+      assert.deepEqual(factsOf(t3.reply!), ['alpha', 'beta'], 'no chat got "beta" twice');
+      assert.ok(!c.lastInvocation().argv.includes('--resume'), 'what the chat holds is unknown: a fresh chat');
+      const first = resultOf(t1.stdout).session_id;
+      assert.equal(storedTurns(c.env, c.workspace, first), 2, "Cursor's first chat holds its two turns, not a third");
+    },
+  );
 });

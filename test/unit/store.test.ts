@@ -382,13 +382,31 @@ describe('leases', () => {
     assert.ok(store.lease(A, 'chat-1', mine.version, 'h2').granted);
   });
 
-  test("a refused record still ends the recorder's lease", () => {
+  test("a refused record still ends the recorder's lease, and leaves its chat unknown: the turn ran on it", () => {
     const { store } = clocked();
     const branch = recorded(store, rec());
     assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
     const wrong = store.record(rec({ baseVersion: branch.version + 1 }), 'h1');
     assert.equal(!wrong.recorded && wrong.reason, 'conflict');
-    assert.equal(store.lookup(A)[0]!.leased, false);
+    const after = store.lookup(A)[0]!;
+    assert.equal(after.leased, false);
+    assert.deepEqual([after.state, after.lastOutcome], ['unknown', 'interrupted']);
+    assert.ok(after.version > branch.version);
+    // One refused without a lease of the recorder's changes nothing.
+    const other = recorded(store, rec({ chatId: 'chat-2' }));
+    assert.ok(!store.record(rec({ chatId: 'chat-2', baseVersion: other.version + 1 }), 'h2').recorded);
+    const untouched = store.lookup(A).find((b) => b.chatId === 'chat-2')!;
+    assert.deepEqual([untouched.state, untouched.version], ['ok', other.version]);
+  });
+
+  test('a turn begun before a forget, yet resuming a chat recorded after it, is refused and leaves that chat unknown', () => {
+    const { store } = clocked();
+    store.forgetAll(100);
+    const branch = recorded(store, rec({ startedAt: 200 }));
+    assert.ok(store.lease(A, 'chat-1', branch.version, 'h1').granted);
+    const late = store.record(rec({ baseVersion: branch.version, startedAt: 50 }), 'h1');
+    assert.equal(!late.recorded && late.reason, 'forgotten');
+    assert.equal(store.lookup(A)[0]!.state, 'unknown');
   });
 
   test('release with an outcome updates the branch and bumps its version, without extending its life', () => {
