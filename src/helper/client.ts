@@ -3,6 +3,7 @@
 // connection that took it. Every call is one round trip with a bounded wait:
 // the helper can never hang a run.
 import net from 'node:net';
+import path from 'node:path';
 import { knownPrefixHash, pack, prefixHashes, type TranscriptDigests } from '../cache/known.js';
 import type { PrefixesResult } from '../cache/store.js';
 import type { Branch, MatchedBranch, Outcome } from '../cache/types.js';
@@ -10,6 +11,7 @@ import { searchShared } from '../resume/prefix.js';
 import { VERSION } from '../version.js';
 import { LineReader, MAX_DIGESTS_PER_LINE, MAX_REPLY_BYTES, PROTOCOL_VERSION, encode, isCount } from './protocol.js';
 import { isJsonObject } from '../json-object.js';
+import { replacedDirReason, runtimeDirId } from './paths.js';
 import type {
   BranchSummary,
   EvictTarget,
@@ -108,6 +110,8 @@ export class HelperClient {
   #nextId = 1;
   #closed = false;
   #revive: (() => Promise<boolean>) | undefined;
+  /** The runtime dir's identity at the first connection (paths.ts); null before it. */
+  #dirId: string | undefined | null = null;
 
   private constructor(socketPath: string, options: ClientOptions) {
     this.socketPath = socketPath;
@@ -364,7 +368,17 @@ export class HelperClient {
     );
   }
 
+  /** The runtime dir's identity when this client first connected (undefined: it was not there). */
+  get runtimeDirId(): string | undefined {
+    return this.#dirId ?? undefined;
+  }
+
   #open(): Promise<void> {
+    // A new connection goes only to the folder the first one went to: one made again knows none of the forgets noted in the old one.
+    const dir = path.dirname(this.socketPath);
+    const dirId = runtimeDirId(dir);
+    if (this.#dirId === null) this.#dirId = dirId;
+    else if (dirId !== this.#dirId) return Promise.reject(new HelperError('dir-replaced', replacedDirReason(dir)));
     this.#reader = new LineReader(MAX_REPLY_BYTES);
     return new Promise((resolve, reject) => {
       const socket = net.createConnection(this.socketPath);

@@ -21,7 +21,7 @@ import {
 import { alive } from './alive.js';
 import { HeldStart } from './held-start.js';
 import { limitsBelow } from './limits-below.js';
-import { checkRuntimeDir, ensureRuntimeDir, lockRefusal, runtimePaths, socketRefusal } from './paths.js';
+import { checkRuntimeDir, ensureRuntimeDir, lockRefusal, replacedDirReason, runtimeDirId, runtimePaths, socketRefusal } from './paths.js';
 import type { RuntimePaths } from './paths.js';
 import { PROTOCOL_VERSION } from './protocol.js';
 import type { HelloReply } from './protocol.js';
@@ -125,6 +125,8 @@ export interface ConnectHelperOptions extends ClientOptions {
   held?: HeldHelper | null;
   /** The uid that must own the runtime dir and the socket (default: ours). Tests inject another to stand for someone else's. */
   owners?: Owners;
+  /** A turn's record on its way: the runtime dir must still be the one the turn began with (paths.ts, runtimeDirId). */
+  runtimeDirId?: string;
 }
 
 interface Owners {
@@ -183,6 +185,9 @@ async function connect(options: ConnectHelperOptions): Promise<ConnectHelperResu
   let paths: RuntimePaths;
   try {
     paths = runtimePaths(env);
+    // Checked before a folder is made again: the forgets noted in the one the turn began with are gone with it.
+    if (options.runtimeDirId !== undefined && runtimeDirId(paths.dir) !== options.runtimeDirId)
+      return { ok: false, code: 'unavailable', reason: replacedDirReason(paths.dir), paths };
     if (checkRuntimeDir(paths, { uid: options.owners?.dir }) === 'missing') {
       if (!options.start) return { ok: false, code: 'not-running', reason: `no helper is running (no runtime dir ${paths.dir})`, paths };
       ensureRuntimeDir(paths, { uid: options.owners?.dir });
@@ -330,7 +335,7 @@ export function holdHelper(options: { env?: NodeJS.ProcessEnv; serverScript?: st
  */
 export function handOffRecord(
   record: TurnRecord,
-  options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; held?: HeldHelper | null } = {},
+  options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; held?: HeldHelper | null; runtimeDirId?: string } = {},
 ): HandOffResult {
   try {
     return handOff(record, options);
@@ -341,7 +346,7 @@ export function handOffRecord(
 
 function handOff(
   record: TurnRecord,
-  options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; held?: HeldHelper | null } = {},
+  options: { env?: NodeJS.ProcessEnv; serverScript?: string | URL; held?: HeldHelper | null; runtimeDirId?: string } = {},
 ): HandOffResult {
   const env = options.env ?? process.env;
   const scriptPath = serverScriptPath(options.serverScript);
@@ -350,6 +355,9 @@ function handOff(
   let marker: string;
   try {
     paths = runtimePaths(env);
+    // The marks a line left there while the turn ran (forget-marks.ts) went with the folder the turn began with.
+    if (options.runtimeDirId !== undefined && runtimeDirId(paths.dir) !== options.runtimeDirId)
+      return { ok: false, reason: replacedDirReason(paths.dir) };
     ensureRuntimeDir(paths);
     // Before the helper can start, so that no run misses the record on its way.
     marker = createMarker(paths, options.held?.marker);
@@ -524,7 +532,7 @@ async function ready(
     };
   }
   found.client.reviveWith(async () => {
-    const again = await connectHelper({ ...options, start: true, defer: false });
+    const again = await connectHelper({ ...options, start: true, defer: false, runtimeDirId: found.client.runtimeDirId });
     if (again.ok) again.client.close();
     return again.ok;
   });

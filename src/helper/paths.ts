@@ -190,6 +190,24 @@ function refuseOpenAbove(paths: RuntimePaths): void {
   }
 }
 
+/**
+ * The runtime dir's identity (device, inode, birth), undefined when it is not there: another
+ * once the folder was removed and made again (a logout removes $XDG_RUNTIME_DIR). The forgets a
+ * record must honour are noted there (forget-marks.ts), so a turn records only into the folder it began with.
+ */
+export function runtimeDirId(dir: string): string | undefined {
+  try {
+    const stat = fs.lstatSync(dir, { bigint: true });
+    return `${stat.dev}:${stat.ino}:${stat.birthtimeNs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a turn records nothing into a runtime dir that is not the one it began with. */
+export const replacedDirReason = (dir: string): string =>
+  `the runtime folder ${dir} was removed or replaced while the turn ran, and with it what it noted of chats forgotten meanwhile`;
+
 /** The pid in the name of a helper's forgot-by note (forget-marks.ts), or undefined for any other name. */
 export function noteOwner(name: string): number | undefined {
   const pid = name.startsWith(NOTE_PREFIX) ? name.slice(NOTE_PREFIX.length) : '';

@@ -5,6 +5,7 @@
 import type { MatchedBranch } from '../cache/types.js';
 import type { HelperClient, TurnRecord } from '../helper/client.js';
 import { connectHelper, handOffRecord, holdHelper, underSettings, type HeldHelper } from '../helper/launcher.js';
+import { runtimeDirId } from '../helper/paths.js';
 import type { Analysis } from '../resume/decide.js';
 import { helperEnv } from './helper-env.js';
 import { cacheUse, type TurnContext } from './plan.js';
@@ -58,13 +59,15 @@ export async function viewCache(
   const connected = await connectHelper({ start: run, defer: run, env });
   if (!connected.ok) {
     if (connected.code === 'deferred') {
+      // The folder as the turn began (the connect made it if need be): records go into that one only.
+      const dirId = connected.paths ? runtimeDirId(connected.paths.dir) : undefined;
       const reconnect = async (held: HeldHelper | null): Promise<HelperClient | null> => {
-        const again = await connectHelper({ start: true, env, held });
+        const again = await connectHelper({ start: true, env, held, ...(dirId !== undefined ? { runtimeDirId: dirId } : {}) });
         return again.ok ? again.client : null;
       };
       const hold = (): HeldHelper | null => holdHelper({ env });
       const handOff = (record: TurnRecord, held: HeldHelper | null): string => {
-        const handed = handOffRecord(record, { env, held });
+        const handed = handOffRecord(record, { env, held, ...(dirId !== undefined ? { runtimeDirId: dirId } : {}) });
         return handed.ok
           ? `handed chat ${record.chatId} to a new helper for ${handed.socket} (not waited for)`
           : `not recorded: ${handed.reason}`;

@@ -5,7 +5,7 @@
 // stand-in, whose chats really remember.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { STAND_IN, runCli, scriptAgent, startGate, tempDir, type RunResult } from '../support/cli.js';
@@ -149,6 +149,26 @@ describe('a chat the caller continues itself is forgotten', () => {
     await recordedNothing(env, c, slow, gate, 'its record was refused, on its base and whole');
   });
 
+  test('nor when the runtime folder, with the forgetting helper and its note, is removed before that turn records: the folder made again knows nothing of that forget', async (t) => {
+    const env = world();
+    const { c, chatId } = await cached(env, 'alpha');
+    c.messages.push({ role: 'user', content: 'remember: gamma' });
+    const gate = startGate(t);
+    const slow = runCli([...STREAM_ARGS, '--verbose'], { input: c.body(), env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode } });
+    await waitFor('the slow turn to lease its chat', async () => (await entries(env)).some((e) => e.leased === true));
+    const own = await runCli([...STREAM_ARGS, '--workspace', c.workspace, '--resume', chatId], {
+      input: 'remember: the caller',
+      env: c.env,
+    });
+    assert.equal(own.code, 0, own.stderr);
+    // Removed as a logout removes $XDG_RUNTIME_DIR, or a person cleaning up: the helper sees its socket gone and exits.
+    const pids = helperPids(env.CURSOR_RESUME_RUNTIME_DIR!);
+    rmSync(env.CURSOR_RESUME_RUNTIME_DIR!, { recursive: true, force: true });
+    await waitFor('the helper to exit', () => pids.every((pid) => !alive(pid)));
+    await recordedNothing(env, c, slow, gate, 'its record went to no helper of the folder made again');
+    assert.match((await slow).stderr, /the runtime folder \S+ was removed or replaced while the turn ran/);
+  });
+
   for (const how of ['stopped', 'killed'] as const) {
     test(`nor when the helper that knew is ${how} before that turn records: the helper the turn starts again refuses it too`, async (t) => {
       const env = world();
@@ -220,6 +240,24 @@ describe('a chat the caller continues itself is forgotten', () => {
       [],
       'that helper took the marks',
     );
+  });
+
+  test("nor with no helper running when the runtime folder, with the line's mark, is removed before that turn hands its record on", async (t) => {
+    const env = world();
+    const b = new Conversation(env);
+    assert.equal(spawnSync(STAND_IN, ['--print', '--workspace', b.workspace], { env: b.env, input: 'remember: earlier' }).status, 0);
+    b.messages.push({ role: 'user', content: 'remember: beta' });
+    const gate = startGate(t);
+    const slow = runCli([...STREAM_ARGS, '--verbose'], { input: b.body(), env: { ...b.env, CURSOR_STAND_IN_MODE: gate.mode } });
+    await waitFor('the slow turn to start cursor-agent', async () => b.invocations().length === 2);
+    await callerContinues(b);
+    assert.ok(
+      readdirSync(env.CURSOR_RESUME_RUNTIME_DIR!).some((name) => name.startsWith('forget-before.')),
+      'the line left its mark',
+    );
+    rmSync(env.CURSOR_RESUME_RUNTIME_DIR!, { recursive: true, force: true });
+    await recordedNothing(env, b, slow, gate, 'its new chat was handed to no helper of the folder made again');
+    assert.match((await slow).stderr, /not recorded: the runtime folder \S+ was removed or replaced while the turn ran/);
   });
 
   for (const when of ['after it forgot the chat', 'before the line could tell it']) {
