@@ -253,7 +253,24 @@ export class HelperServer {
   /** Takes the marks in the runtime dir (forget-marks.ts): what turns started by the latest one's time did is forgotten. */
   #takeMarks(starting = false): void {
     // Only the helper the socket leads to: one replaced must leave the marks, and the notes, to it.
-    if (!this.#ownsSocket()) return;
+    if (this.#ownsSocket()) this.#takeOwnMarks(starting);
+  }
+
+  /**
+   * Before a request a turn decides or records on: a helper whose socket another took (deleted, or it
+   * stalled and was replaced) no longer hears the forgets, which go to the one serving the socket now,
+   * so it answers none on a connection it still has until its sweep ends them; it leaves at once, and
+   * the client asks again on a new connection. Then takes the marks, as the one serving the socket.
+   */
+  #serving(marks: boolean): void {
+    if (!this.#ownsSocket()) {
+      void this.close('socket-taken');
+      throw new RequestError('shutting-down', 'this helper no longer serves its socket; connect again to reach the one that does');
+    }
+    if (marks) this.#takeOwnMarks();
+  }
+
+  #takeOwnMarks(starting = false): void {
     const time = takeForgetMarks(this.paths, { starting });
     if (time === undefined) return;
     this.store.forgetBefore(time);
@@ -449,18 +466,19 @@ export class HelperServer {
       // Marks first: one a line left when this helper did not take its forget (stalled, then back, or
       // refusing it) must be taken before a turn reads or leases a chat that line continued, not at the next sweep.
       case 'lookup':
-        this.#takeMarks();
+        this.#serving(true);
         return { branches: this.store.lookup(request.anchor) };
       case 'peek':
-        this.#takeMarks();
+        this.#serving(true);
         return { branches: this.store.peek(request.anchor) };
       case 'lease':
         // A mark left since this turn's lookup (a line continued the chat) must refuse its lease.
-        this.#takeMarks();
+        this.#serving(true);
         return this.store.lease(request.anchor, request.chatId, request.version, conn.id);
       case 'release':
         return { released: this.store.release(conn.id, request.outcome, request.state) };
       case 'prefixes':
+        this.#serving(false);
         return this.store.prefixes(request.anchor, request.chatId, request.version, request.at);
       case 'append': {
         const added = request.digests.length / MESSAGE_DIGEST_HEX;
@@ -480,6 +498,7 @@ export class HelperServer {
         return { staged: conn.stagedCount };
       }
       case 'record': {
+        this.#serving(false);
         const { record } = request;
         const expected = record.staged ?? 0;
         const staged = conn.staged;

@@ -23,7 +23,7 @@ import { ROOT, runCli, sandboxEnv, spawnCli, tempDir, type RunResult } from '../
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, fakeHelper, hello, stopHelpersAt } from '../support/hardening.js';
 import { alive, helperPids, killGroup, runProcess, waitFor } from '../support/processes.js';
-import { ANCHOR, asTranscript, sampleRecord, storeRecord } from '../support/records.js';
+import { ANCHOR, asTranscript, sampleRecord, sampleSequence, storeRecord } from '../support/records.js';
 
 const SERVER = path.join(ROOT, 'dist', 'helper', 'helper-server.js');
 const A = ANCHOR;
@@ -632,6 +632,37 @@ test('a helper whose socket was taken over leaves the marks to the one that took
   // Answered, or (its sweep coming first) the connection closed as the helper leaves: the mark stays either way.
   await client.list().catch(() => undefined);
   assert.equal(fs.existsSync(mark), true, 'the mark is still there for the helper now serving');
+});
+
+test('a helper whose socket was taken over neither leases nor records on a connection it still has: the one serving the socket forgot that chat', async (t) => {
+  const w = world(t);
+  const { paths, started, client: turn } = await servedClient(t, w);
+  assert.ok(started.started);
+  t.after(() => started.server.close());
+  const made = await turn.record(record());
+  assert.ok(made.recorded);
+  const [branch] = await turn.lookup(A, asTranscript(sampleSequence()));
+  assert.equal(branch!.version, made.branch.version);
+  // The socket deleted (or the helper stalled and replaced); a new helper serves the path, and the old one lingers until its next sweep.
+  fs.unlinkSync(paths.socket);
+  const next = await startHelperServer({ paths, settings: { idleMs: 60_000 } });
+  assert.ok(next.started);
+  t.after(() => next.server.close());
+  // A caller continues the chat itself: its line tells the helper serving the socket.
+  const line = await HelperClient.connect(paths.socket);
+  await line.hello();
+  await line.evict({ chatId: 'chat-1' });
+  line.close();
+  // The turn that looked the chat up before must not be granted it by the old helper, nor record it there.
+  const lease = await turn.lease(A, 'chat-1', branch!.version).catch((error: HelperError) => error);
+  assert.ok(!('granted' in lease) || !lease.granted, 'no lease on a chat the serving helper forgot');
+  const recorded = await turn.record(record({ baseVersion: branch!.version, added: 'c'.repeat(32) })).catch((error: HelperError) => error);
+  assert.ok(!('recorded' in recorded) || !recorded.recorded, 'no record of it either');
+  assert.deepEqual(
+    started.server.store.list().map((b) => [b.chatId, b.version]),
+    [['chat-1', branch!.version]],
+    'the old helper applied neither',
+  );
 });
 
 // ---- versions ---------------------------------------------------------------------------
