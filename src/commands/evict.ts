@@ -8,6 +8,7 @@ import { findingEnv } from '../turn/helper-env.js';
 import { isSameVersion, PATIENT } from '../helper/client.js';
 import { markForgetAllNow, removeMark } from '../helper/forget-marks.js';
 import { probeHelper } from '../helper/launcher.js';
+import type { RuntimePaths } from '../helper/paths.js';
 import { printJson } from '../present.js';
 import { plural } from '../plural.js';
 
@@ -31,6 +32,7 @@ started: with no helper running there is nothing to evict, and --all leaves a ma
 first turn running now from recording its chat.
 
 Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached
+(--all then leaves a mark, and the helper forgets every chat when it answers again or is replaced)
 or the runtimeDir setting cannot be used (or --all, with none running, cannot leave its mark);
 2 for a bad or ambiguous anchor.
 
@@ -60,7 +62,12 @@ Examples:
       }
       if (!probe.running) {
         if ('error' in probe) {
-          throw new CliError(`cannot reach the helper: ${probe.error}`);
+          // A helper that does not answer (stopped, stuck) takes the marks when it answers again, and one that
+          // replaces it as it starts: with one left, this eviction still happens, with the turns running now.
+          const left = prefix === null && probe.paths !== undefined && leaveMark(probe.paths);
+          throw new CliError(
+            `cannot reach the helper: ${probe.error}${left ? '; a mark is left: the helper forgets every chat, and what the turns running now would record, as soon as it answers again or is replaced' : ''}`,
+          );
         }
         const marked = mark !== null;
         if (options.json) printJson({ running: false, evicted: 0, ...scope(prefix, null, marked) });
@@ -108,6 +115,15 @@ Examples:
         probe.client.close();
       }
     });
+}
+
+/** Leaves a mark that forgets every chat (forget-marks.ts); whether one could be left. */
+function leaveMark(paths: RuntimePaths): boolean {
+  try {
+    return markForgetAllNow(paths) !== null;
+  } catch {
+    return false;
+  }
 }
 
 /** What `--json` says was asked, in one shape with or without a helper: --all and whether a mark is left, or the anchor evicted. */

@@ -1653,6 +1653,27 @@ test('a helper that does not answer (SIGSTOP): inspect --transcript and a dry ru
   assert.match(turn.stderr, /replaced a helper that did not answer \(stopped or stuck\), and its cache with it/);
 });
 
+test('evict --all while the helper does not answer (SIGSTOP): exit 1, and the mark it leaves makes the helper forget every chat once it answers again', async (t) => {
+  const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
+  const c = new Conversation(w.env);
+  assert.equal((await c.turn('remember: alpha')).code, 0);
+  const { pid } = JSON.parse((await helperCli(['status', '--json'], w.env)).stdout) as { pid: number };
+  process.kill(pid, 'SIGSTOP');
+  t.after(() => alive(pid) && process.kill(pid, 'SIGCONT'));
+  const evicted = await runCli(['evict', '--all'], { env: w.env });
+  process.kill(pid, 'SIGCONT');
+  assert.equal(evicted.code, 1, evicted.stderr);
+  assert.equal(evicted.stdout, '');
+  assert.match(
+    evicted.stderr,
+    /^cursor-resume: cannot reach the helper: [^\n]*; a mark is left: the helper forgets every chat, and what the turns running now would record, as soon as it answers again or is replaced\n$/,
+  );
+  c.messages.push({ role: 'user', content: 'remember: beta' });
+  const turn = await ran(c, c.env);
+  assert.equal(turn.as, 'fresh/no-entry', turn.stderr);
+  assert.equal(JSON.parse((await helperCli(['status', '--json'], w.env)).stdout).pid, pid, 'the same helper, answering again');
+});
+
 test('a stopped helper that comes back while start replaces it: start says one was already running, with its pid', async (t) => {
   const w = world(t);
   const { pid: old } = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
