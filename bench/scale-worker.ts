@@ -32,7 +32,7 @@ const context: TurnContext = {
   caller: parseCallerArgs(STREAM_ARGS),
   settings: resolveSettings(env, {}, {}).settings,
   env,
-  workspace: resolveWorkspace(conversation.workspace ?? '.', process.cwd()),
+  workspace: resolveWorkspace(conversation.workspace ?? '.'),
 };
 const analysis = analyzeTurn(conversation, context);
 const t3 = now();

@@ -1,15 +1,36 @@
 import { realpathSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../escape.js';
+
+/**
+ * The current directory, which a workspace not given, or given relative, is taken from. One
+ * deleted from under the shell has no path left: said as that, not as a crash.
+ */
+export function currentDirectory(): string {
+  try {
+    return process.cwd();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no longer exists (it was deleted)' : `cannot be found (${(error as Error).message})`;
+    throw new UsageError(
+      `the current directory ${why}; nothing was run. cd into an existing folder, or give one by its absolute path (--workspace DIR)`,
+    );
+  }
+}
+
+/** A workspace path made absolute: the current directory is asked only for a relative one. */
+export function absoluteWorkspace(path: string, cwd: () => string = currentDirectory): string {
+  return isAbsolute(path) ? resolve(path) : resolve(cwd(), path);
+}
 
 /**
  * The workspace as the anchor needs it: absolute and real (symlinks resolved), so one
  * folder reached two ways is one workspace. A path that does not exist here (a CI
  * reproduction of someone else's transcript) stays as given, made absolute.
  */
-export function resolveWorkspace(path: string, cwd: string): string {
-  const absolute = resolve(cwd, path);
+export function resolveWorkspace(path: string, cwd: () => string = currentDirectory): string {
+  const absolute = absoluteWorkspace(path, cwd);
   try {
     return realpathSync(absolute);
   } catch {

@@ -194,7 +194,7 @@ interface Turn {
   settings: Settings;
   helper: LazyClient;
   say: (line: string) => void;
-  given: string | undefined;
+  given: string;
   started: number;
   branches: ReadonlyArray<MatchedBranch>;
   missing: ReadonlySet<string>;

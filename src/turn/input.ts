@@ -2,13 +2,12 @@
 // way: reading a transcript from a file, the TurnContext a run builds for it
 // (workspace resolved the same way), and the chat-store checks around a resume.
 import { createReadStream } from 'node:fs';
-import { resolve } from 'node:path';
 import { isatty } from 'node:tty';
 import { chatStoreExists, missingChats } from '../agent/chat-store.js';
 import { parseCallerArgs, type CallerArgs } from '../agent/argv.js';
 import { UsageError } from '../errors.js';
 import { slipOnRunLine } from '../near-miss.js';
-import { checkWorkspace, resolveWorkspace } from '../agent/workspace.js';
+import { absoluteWorkspace, checkWorkspace, currentDirectory, resolveWorkspace } from '../agent/workspace.js';
 import type { Branch } from '../cache/types.js';
 import type { Settings } from '../config.js';
 import type { TurnContext } from './plan.js';
@@ -79,16 +78,21 @@ export function runLine(options: { model?: string; workspace?: string }, rest: R
 /** Where the workspace came from, for `inspect`. */
 export type WorkspaceSource = 'flag' | 'transcript' | 'current directory';
 
-/** The TurnContext a run builds: the command line's workspace, else the transcript's, else the current directory. */
+/**
+ * The TurnContext a run builds: the command line's workspace, else the transcript's, else the current
+ * directory. `given` is that path made absolute, not resolved (cursor-agent may keep chats under it):
+ * taken once, so that a current directory deleted later, while cursor-agent runs, is no error.
+ */
 export function contextFor(
   conversation: Conversation,
   caller: CallerArgs,
   settings: Settings,
   env: NodeJS.ProcessEnv,
-  cwd: string = process.cwd(),
-): { context: TurnContext; given: string | undefined; workspaceFrom: WorkspaceSource } {
-  const given = caller.workspace ?? conversation.workspace;
-  const workspace = resolveWorkspace(given ?? '.', cwd);
+  cwd: () => string = currentDirectory,
+): { context: TurnContext; given: string; workspaceFrom: WorkspaceSource } {
+  const path = caller.workspace ?? conversation.workspace;
+  const given = absoluteWorkspace(path ?? '.', cwd);
+  const workspace = resolveWorkspace(given);
   const workspaceFrom: WorkspaceSource =
     caller.workspace !== undefined ? 'flag' : conversation.workspace !== undefined ? 'transcript' : 'current directory';
   return { context: { caller, settings, env, workspace }, given, workspaceFrom };
@@ -102,21 +106,21 @@ export function localContextFor(
   env: NodeJS.ProcessEnv,
 ): ReturnType<typeof contextFor> {
   const found = contextFor(conversation, caller, settings, env);
-  if (found.given !== undefined)
+  if (found.workspaceFrom !== 'current directory')
     checkWorkspace(found.context.workspace, found.workspaceFrom === 'flag' ? 'from --workspace' : 'from the transcript');
   return found;
 }
 
 /** Where cursor-agent may keep a turn's chats: under the real and under the given workspace path. */
-const chatWorkspaces = (context: TurnContext, given: string | undefined): string[] => [context.workspace, resolve(given ?? '.')];
+const chatWorkspaces = (context: TurnContext, given: string): string[] => [context.workspace, given];
 
 /** The known chats Cursor no longer has (the silent-fresh trap). */
-export function goneChats(context: TurnContext, given: string | undefined, branches: ReadonlyArray<Branch> | null): Set<string> {
+export function goneChats(context: TurnContext, given: string, branches: ReadonlyArray<Branch> | null): Set<string> {
   if (!branches || branches.length === 0) return new Set();
   return missingChats(context.env, chatWorkspaces(context, given), branches);
 }
 
 /** Whether Cursor's store of the chat exists now (checked right after a turn, and recorded). */
-export function chatStoreSeen(context: TurnContext, given: string | undefined, chatId: string): boolean {
+export function chatStoreSeen(context: TurnContext, given: string, chatId: string): boolean {
   return chatStoreExists(context.env, chatWorkspaces(context, given), chatId);
 }

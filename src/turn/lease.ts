@@ -20,8 +20,8 @@ const BUSY_POLL_MS = 10;
 export interface LeaseCache {
   client: HelperClient;
   say: (line: string) => void;
-  /** The workspace path as given, for the chat-store check. */
-  given: string | undefined;
+  /** The workspace path as given, made absolute, for the chat-store check. */
+  given: string;
 }
 
 /**

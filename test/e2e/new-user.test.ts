@@ -246,6 +246,41 @@ describe('a workspace that does not exist, or is a file', () => {
   }
 });
 
+describe('a current directory deleted from under the shell', () => {
+  // The shell cds into a folder, deletes it and starts cursor-resume there, as a user whose folder went away would.
+  const inGone = (args: string[], env: NodeJS.ProcessEnv, input: string) => {
+    const dir = join(tempDir(), 'gone');
+    mkdirSync(dir);
+    const quoted = [process.execPath, BIN, ...args].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' ');
+    return spawnSync('sh', ['-c', `cd '${dir}' && rmdir "$PWD" && exec ${quoted}`], { env, input, encoding: 'utf8' });
+  };
+  const body = JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] });
+  const line =
+    'cursor-resume: the current directory no longer exists (it was deleted); nothing was run. cd into an existing folder, or give one by its absolute path (--workspace DIR)\n';
+
+  test('a workspace taken from it (none given, or a relative one): exit 2, one line, nothing run; an absolute one still plans', () => {
+    const env = sandboxEnv({ CURSOR_RESUME_ENABLED: '1', CURSOR_STAND_IN_LOG: join(tempDir(), 'agent.jsonl') });
+    for (const [args, input] of [
+      [['--print'], body],
+      [['--print'], 'hello, in plain words'],
+      [['--dry-run'], body],
+      [['--dry-run', '--workspace', 'sub'], body],
+      [['inspect', '--transcript', '-'], body],
+      [['simulate', '-'], body],
+    ] as const) {
+      const r = inGone([...args], env, input);
+      assert.deepEqual([r.status, r.stderr, r.stdout], [2, line, ''], args.join(' '));
+    }
+    assert.deepEqual(readLog(env.CURSOR_STAND_IN_LOG!), [], 'cursor-agent never ran');
+    const workspace = tempDir('cr-ws-');
+    const dry = inGone(['--dry-run', '--workspace', workspace], env, body);
+    assert.equal(dry.status, 0, dry.stderr);
+    assert.equal(JSON.parse(dry.stdout).decision, 'fresh');
+    const sim = inGone(['simulate', '--workspace', workspace, '-'], env, body);
+    assert.equal(sim.status, 0, sim.stderr);
+  });
+});
+
 describe('the stand-in', () => {
   test('writes its chats into a private folder, never $HOME/.cursor, unless CURSOR_CONFIG_DIR says where', () => {
     const home = tempDir('cr-home-');
