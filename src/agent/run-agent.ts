@@ -66,9 +66,11 @@ export interface AgentRun {
   wroteOutput: boolean;
   /**
    * Why we stopped the agent ourselves, if we did: it answered as another chat, it
-   * printed HOLD_LIMIT bytes without naming its chat, or our reader went away.
+   * printed HOLD_LIMIT bytes without naming its chat, or our reader went away. 'unread':
+   * cursor-agent had ended, and our caller signalled while its output still waited in our
+   * stdout for the caller to read it (the caller has not got the end of the turn).
    */
-  stopped: 'session-mismatch' | 'unverified' | 'stdout-closed' | null;
+  stopped: 'session-mismatch' | 'unverified' | 'stdout-closed' | 'unread' | null;
   /** Our caller ended the run: the signal it sent us (relayed to cursor-agent), or its reading end of our stdout closed. */
   endedByCaller: NodeJS.Signals | 'stdout-closed' | null;
   /** cursor-agent outlived a relayed signal by KILL_AFTER_MS and was killed with SIGKILL. */
@@ -111,6 +113,17 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     let hardKill: NodeJS.Timeout | undefined;
     /** Our stdout is full: cursor-agent's stdout is paused until the caller has read it. */
     let draining = false;
+    /** Chunks of cursor-agent's output handed to our stdout and not yet taken by it (the pipe to our caller). */
+    let untaken = 0;
+    /** Set while the ended run waits for its output to be taken: called once it is, or once the caller gave up on it. */
+    let whenTaken: (() => void) | null = null;
+    /** The caller's first signal once cursor-agent had exited. */
+    let signalAfterExit: NodeJS.Signals | null = null;
+    const taken = (): void => {
+      const then = whenTaken;
+      whenTaken = null;
+      then?.();
+    };
     const resumed = options.expectSession !== undefined;
     let verified = !resumed;
     let errLive = !resumed;
@@ -141,8 +154,17 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
     };
     const relay = (signal: NodeJS.Signals): void => {
       // Only a signal that found cursor-agent running ended the run; one after its exit says nothing of it,
-      // but is not kept waiting on what cursor-agent left holding its pipes open.
-      if (!running()) return endSoon();
+      // but is not kept waiting on what cursor-agent left holding its pipes open, nor on output the caller
+      // has still not read: then the caller never got the end of the turn.
+      if (!running()) {
+        signalAfterExit ??= signal;
+        if (whenTaken !== null) {
+          result.endedByCaller ??= signal;
+          result.stopped ??= 'unread';
+          taken();
+        }
+        return endSoon();
+      }
       result.endedByCaller ??= signal;
       child.kill(signal);
       endSoon();
@@ -151,7 +173,14 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
 
     const writeOut = (chunk: Buffer): void => {
       result.wroteOutput = true;
-      if (!process.stdout.write(chunk) && !draining) {
+      untaken += 1;
+      const more = process.stdout.write(chunk, (error) => {
+        untaken -= 1;
+        // Told here before the stream's 'error' event: the run must not end as if this chunk had reached the caller.
+        if (error) stop('stdout-closed');
+        if (untaken === 0 || error) taken();
+      });
+      if (!more && !draining) {
         // One wait for 'drain' however many chunks are written meanwhile (held ones come in bursts).
         draining = true;
         child.stdout.pause();
@@ -268,11 +297,24 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       result.promptCut = !child.stdin.writableFinished;
       resolve(result);
     };
+    // The run ends once our stdout has taken all of cursor-agent's output that reached us (a caller
+    // that reads slowly), or refused it (a reader gone): a turn is recorded only once its caller has it.
+    const afterOutput = (then: () => void): void => {
+      if (untaken === 0 || result.stopped !== null) return then();
+      // The caller signalled already (while cursor-agent ran, or since it exited): it is not waited for either.
+      const signal = result.endedByCaller ?? signalAfterExit;
+      if (signal !== null) {
+        result.endedByCaller = signal;
+        result.stopped = 'unread';
+        return then();
+      }
+      whenTaken = then;
+    };
     child.on('close', (code, signal) => {
       clearTimeout(hardKill);
       // What waits on the chat's place goes out first, in order.
-      if (placing === null) finish(code, signal);
-      else void placing.then(() => finish(code, signal));
+      if (placing === null) afterOutput(() => finish(code, signal));
+      else void placing.then(() => afterOutput(() => finish(code, signal)));
     });
   });
 }

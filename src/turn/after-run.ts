@@ -156,13 +156,14 @@ export function settle(plan: Plan, run: RunFacts, judged: { failure: FailureKind
     };
   }
   // A run we stopped unseen showed the caller nothing: its own status means nothing to them. Ended by
-  // their signal, the turn ends as cursor-agent signalled before it printed.
+  // their signal, the turn ends as cursor-agent signalled before it printed; so does one whose output the
+  // caller signalled before it read to its end, as cursor-agent run directly would, blocked on its pipe.
   const callerSignal = run.endedByCaller === 'stdout-closed' ? null : run.endedByCaller;
   const exit = judged.lost
     ? 1
     : run.stopped === 'stdout-closed'
       ? closedStdoutExit()
-      : stoppedUnseen(run) && callerSignal !== null
+      : (stoppedUnseen(run) || run.stopped === 'unread') && callerSignal !== null
         ? signalExit(callerSignal)
         : run.signal
           ? signalExit(run.signal)

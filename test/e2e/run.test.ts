@@ -2,15 +2,16 @@
 // cursor-agent, real processes and sockets. What the stand-in received (its log) and
 // what it replied (its reply names every fact the chat remembers) are the evidence.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { STAND_IN, runCli, scriptAgent, spawnCli, tempDir } from '../support/cli.js';
+import { BIN, STAND_IN, runCli, scriptAgent, spawnCli, tempDir } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, readLog, resultOf } from '../support/conversation.js';
 import { entries, factsOf, helperProxy, socketOf, worlds } from '../support/hardening.js';
-import { killGroup, waitFor } from '../support/processes.js';
+import { alive, killGroup, waitFor, watch } from '../support/processes.js';
 
 const world = worlds();
 /** Process groups of runs a test spawned itself: whatever they left is killed at the end. */
@@ -597,6 +598,78 @@ describe('passthrough', () => {
     const next = await c.turn('after the interruption');
     assert.equal(next.code, 0, next.stderr);
     assert.equal(c.lastTrace().reason, 'interrupted');
+  });
+
+  /**
+   * A resumed turn whose caller's stdout is a real pipe (a FIFO, as a shell's) that nobody reads, and
+   * whose end stays in our process: the message is a little longer than the pipe holds (measured, not
+   * assumed), so the stream, which echoes it, fills the pipe, and the rest, the result line among it, is
+   * less than Node buffers before it asks cursor-agent to wait. Returns once cursor-agent has exited.
+   */
+  async function unreadEnd() {
+    const fifo = (): string => {
+      const file = join(tempDir(), 'stdout');
+      execFileSync('mkfifo', [file]);
+      return file;
+    };
+    const probe = openSync(fifo(), constants.O_RDWR | constants.O_NONBLOCK);
+    let holds = 0;
+    try {
+      for (;;) holds += writeSync(probe, Buffer.alloc(4096));
+    } catch (error) {
+      assert.equal((error as NodeJS.ErrnoException).code, 'EAGAIN');
+    } finally {
+      closeSync(probe);
+    }
+    const c = new Conversation(world());
+    await c.turn('remember: before');
+    const chatId = c.invocations()[0]!.chatId;
+    c.messages.push({ role: 'user', content: 'y'.repeat(holds) });
+    const stdout = fifo();
+    const reader = openSync(stdout, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writer = openSync(stdout, constants.O_WRONLY);
+    const run = spawn(process.execPath, [BIN, ...STREAM_ARGS], { env: c.env, stdio: ['pipe', writer, 'pipe'], detached: true });
+    closeSync(writer);
+    groups.push(run.pid!);
+    const { closed } = watch(run);
+    run.stdin!.end(c.body());
+    await waitFor('cursor-agent to start the turn', () => c.invocations().length === 2);
+    const agent = c.lastInvocation().pid;
+    await waitFor('cursor-agent to finish the turn and exit', () => !alive(agent));
+    const unrecorded = async (): Promise<void> => {
+      const kept = (await entries(c.env)).find((e) => e.chatId === chatId);
+      assert.deepEqual(
+        [kept?.['turns'], kept?.['lastOutcome'], kept?.['state']],
+        [1, 'interrupted', 'unknown'],
+        'the turn its caller never got is not recorded: what the chat holds is unknown',
+      );
+      const next = await c.turn('after the caller gave up');
+      assert.equal(next.code, 0, next.stderr);
+      assert.ok(!c.lastInvocation().argv.includes('--resume'), 'no delta into a chat whose last turn the caller never got');
+    };
+    return { c, run, closed, reader, unrecorded };
+  }
+
+  test('a caller that goes away before it read the end of a turn cursor-agent finished: exit 141, and the turn is not recorded', async () => {
+    const { c, closed, reader, unrecorded } = await unreadEnd();
+    closeSync(reader);
+    const end = await closed;
+    assert.deepEqual([end.code, end.signal, end.stderr], [141, null, '']);
+    assert.equal(c.lastTrace().exit, 141);
+    await unrecorded();
+  });
+
+  test('a caller that signals before it read the end of a turn cursor-agent finished: the run dies of the signal, and the turn is not recorded', async () => {
+    const { c, run, closed, reader, unrecorded } = await unreadEnd();
+    try {
+      run.kill('SIGINT');
+      const end = await closed;
+      assert.deepEqual([end.code, end.signal], [null, 'SIGINT']);
+      assert.equal(c.lastTrace().exit, 130, 'its bookkeeping done first');
+    } finally {
+      closeSync(reader);
+    }
+    await unrecorded();
   });
 
   test('SIGTERM before the resumed chat named itself, to a cursor-agent that exits 0 on it: its status kept, not run again, the chat kept as interrupted', async () => {
