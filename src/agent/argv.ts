@@ -149,6 +149,11 @@ export function parseCallerArgs(argv: ReadonlyArray<string>): CallerArgs {
     if (name === '--trace') {
       const value = inline ?? argv[++i];
       if (value === undefined || value === '') throw new UsageError('--trace needs a file to append to');
+      // `--trace --dry-run` lost its file, and would run a turn, not plan one: a file named like a flag is given as --trace=FILE.
+      if (inline === undefined && value.startsWith('-'))
+        throw new UsageError(
+          `--trace needs a file to append to, and ${JSON.stringify(value)} is taken for a flag; nothing was run. A file of that name goes as --trace=${value}`,
+        );
       out.trace = value;
       continue;
     }

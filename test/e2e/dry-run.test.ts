@@ -164,6 +164,27 @@ describe('bad input: exit 2, one clear line, nothing run', () => {
     assert.equal(r.code, 2);
     assert.equal(r.stderr, 'cursor-resume: --model needs a value\n');
   });
+  test('--trace followed by a flag, not a file: exit 2, nothing run, no file named like the flag; --trace=FILE takes any name', async () => {
+    const cwd = tempDir();
+    const log = join(tempDir(), 'agent.jsonl');
+    const env = sandboxEnv({ CURSOR_STAND_IN_LOG: log });
+    for (const flag of ['--dry-run', '--verbose', '-p', '-']) {
+      const r = await runCli(['--trace', flag, '--print'], { input: body(), env, cwd });
+      assert.deepEqual(
+        [r.code, r.stdout, r.stderr],
+        [
+          2,
+          '',
+          `cursor-resume: --trace needs a file to append to, and ${JSON.stringify(flag)} is taken for a flag; nothing was run. A file of that name goes as --trace=${flag}\n`,
+        ],
+      );
+      assert.equal(existsSync(join(cwd, flag)), false);
+    }
+    assert.equal(existsSync(log), false, 'cursor-agent never ran');
+    const named = await runCli(['--trace=-odd.jsonl', '--dry-run'], { input: body(), env, cwd });
+    assert.equal(named.code, 0, named.stderr);
+    assert.equal(JSON.parse(named.stdout).decision, 'fresh');
+  });
   test('a value the config file may not hold is named and ignored, as by a run', async () => {
     const env = sandboxEnv();
     mkdirSync(join(env.XDG_CONFIG_HOME!, 'cursor-resume'), { recursive: true });
