@@ -5,22 +5,23 @@ import { escapeControls } from '../escape.js';
 
 /**
  * The current directory, which a workspace not given, or given relative, is taken from. One
- * deleted from under the shell has no path left: said as that, not as a crash.
+ * deleted from under the shell has no path left: said as that, not as a crash. `next` says what
+ * was not done and what to do instead.
  */
-export function currentDirectory(): string {
+export function currentDirectory(
+  next = 'nothing was run. cd into an existing folder, or give one by its absolute path (--workspace DIR)',
+): string {
   try {
     return process.cwd();
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no longer exists (it was deleted)' : `cannot be found (${(error as Error).message})`;
-    throw new UsageError(
-      `the current directory ${why}; nothing was run. cd into an existing folder, or give one by its absolute path (--workspace DIR)`,
-    );
+    throw new UsageError(`the current directory ${why}; ${next}`);
   }
 }
 
 /** A workspace path made absolute: the current directory is asked only for a relative one. */
-export function absoluteWorkspace(path: string, cwd: () => string = currentDirectory): string {
+export function absoluteWorkspace(path: string, cwd: () => string = () => currentDirectory()): string {
   return isAbsolute(path) ? resolve(path) : resolve(cwd(), path);
 }
 
@@ -29,7 +30,7 @@ export function absoluteWorkspace(path: string, cwd: () => string = currentDirec
  * folder reached two ways is one workspace. A path that does not exist here (a CI
  * reproduction of someone else's transcript) stays as given, made absolute.
  */
-export function resolveWorkspace(path: string, cwd: () => string = currentDirectory): string {
+export function resolveWorkspace(path: string, cwd: () => string = () => currentDirectory()): string {
   const absolute = absoluteWorkspace(path, cwd);
   try {
     return realpathSync(absolute);

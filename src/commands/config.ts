@@ -28,6 +28,7 @@ import { SHARED_SWITCH, sharedSwitchOn } from '../resume/enabled.js';
 import { checkRuntimeDir, RUNTIME_DIR_FILE, RuntimeDirError, runtimePaths } from '../helper/paths.js';
 import { fields, paint, printJson, table } from '../present.js';
 import { runLine } from '../turn/input.js';
+import { currentDirectory } from '../agent/workspace.js';
 
 const NAMES = Object.keys(SETTINGS) as SettingName[];
 
@@ -130,7 +131,8 @@ Examples:
       const setting = settingName(name);
       let value = validateSetting(setting, parseSettingText(setting, text, 'config set'), 'config set');
       if ((setting === 'trace' && value !== '') || (setting === 'agent' && String(value).includes('/'))) {
-        value = isAbsolute(String(value)) ? value : resolve(String(value));
+        const next = `nothing was written. cd into an existing folder, or give ${setting} as an absolute path`;
+        value = isAbsolute(String(value)) ? value : resolve(currentDirectory(next), String(value));
       }
       if (setting === 'agent') checkAgent(String(value));
       const { changeConfigFile } = await import('../config-store.js');

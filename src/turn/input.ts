@@ -88,7 +88,7 @@ export function contextFor(
   caller: CallerArgs,
   settings: Settings,
   env: NodeJS.ProcessEnv,
-  cwd: () => string = currentDirectory,
+  cwd: () => string = () => currentDirectory(),
 ): { context: TurnContext; given: string; workspaceFrom: WorkspaceSource } {
   const path = caller.workspace ?? conversation.workspace;
   const given = absoluteWorkspace(path ?? '.', cwd);

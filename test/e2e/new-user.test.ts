@@ -279,6 +279,26 @@ describe('a current directory deleted from under the shell', () => {
     const sim = inGone(['simulate', '--workspace', workspace, '-'], env, body);
     assert.equal(sim.status, 0, sim.stderr);
   });
+
+  test('config set of a relative trace file or agent path: exit 2, one line, nothing written; an absolute one is taken', () => {
+    const env = sandboxEnv();
+    for (const setting of ['trace', 'agent']) {
+      const r = inGone(['config', 'set', setting, './relative'], env, '');
+      assert.deepEqual(
+        [r.status, r.stderr, r.stdout],
+        [
+          2,
+          `cursor-resume: the current directory no longer exists (it was deleted); nothing was written. cd into an existing folder, or give ${setting} as an absolute path\n`,
+          '',
+        ],
+      );
+    }
+    assert.equal(existsSync(configOf(env)), false, 'no config file was started');
+    const trace = join(tempDir(), 'trace.jsonl');
+    const set = inGone(['config', 'set', 'trace', trace], env, '');
+    assert.equal(set.status, 0, set.stderr);
+    assert.equal(JSON.parse(readFileSync(configOf(env), 'utf8')).trace, trace);
+  });
 });
 
 describe('the stand-in', () => {
