@@ -447,7 +447,18 @@ export function resolveSettings(env: NodeJS.ProcessEnv, flags: Partial<Settings>
  * that setting's, since another's says nothing of it (runs ignore such a value with a warning).
  */
 export function resolveSetting(env: NodeJS.ProcessEnv, name: SettingName): Resolved {
-  return resolveWith(env, {}, readConfigFile(), (error, bad) => {
+  const path = configFile();
+  const file: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(readConfigObject(path))) {
+    try {
+      const [checked, given] = fileSetting(path, key, value);
+      file[checked] = given;
+    } catch (error) {
+      // An unknown key may be a slip of the name asked for: still refused.
+      if (!(error instanceof ConfigError) || key === name || !isSettingName(key)) throw error;
+    }
+  }
+  return resolveWith(env, {}, file as Partial<Settings>, (error, bad) => {
     if (bad === name) throw error;
   });
 }

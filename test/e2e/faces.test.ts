@@ -1126,6 +1126,20 @@ describe('config', { concurrency: true }, () => {
     assert.equal((await cli(['config', 'get', 'runtimeDir'], env)).code, 2);
   });
 
+  test('config get answers for its setting while the config file holds a value not allowed for another', async () => {
+    const env = world();
+    const file = (await cli(['config', 'path'], env)).stdout.trim();
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    writeFileSync(file, JSON.stringify({ ttlMinutes: 30, maxEntries: 999 }), { mode: 0o600 });
+    const ttl = await cli(['config', 'get', 'ttlMinutes', '--json'], env);
+    assert.equal(ttl.code, 0, ttl.stderr);
+    assert.deepEqual(json(ttl), { name: 'ttlMinutes', value: 30, source: 'file' });
+    const own = await cli(['config', 'get', 'maxEntries'], env);
+    assert.equal(own.code, 2);
+    assert.equal(own.stdout, '');
+    assert.match(own.stderr, /^cursor-resume: maxEntries \(in .*\): must be at most 64/);
+  });
+
   test('config set where the variable of that setting holds a value not allowed: not said to win, since runs ignore it and take the file', async () => {
     const env = { ...world(), CURSOR_RESUME_ENABLED: 'maybe' };
     const set = await cli(['config', 'set', 'resume', 'true'], env);
