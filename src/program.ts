@@ -42,7 +42,8 @@ Run options (on a run line, beside cursor-agent's own flags):
 
 Every other flag, and every cursor-agent subcommand (login, status, models, create-chat, ...), goes to
 cursor-agent unchanged, but for a near miss of one of ours (--dryrun) and an --output-format other than
-text, json or stream-json: both exit 2. Resume is opt-in: CURSOR_RESUME_ENABLED=1 (or config set resume
+text, json or stream-json: both exit 2. A turn that is recorded runs cursor-agent with --print
+--output-format stream-json, and prints what text or json would. Resume is opt-in: CURSOR_RESUME_ENABLED=1 (or config set resume
 true); when neither is set, CURSOR_ACP_SESSION_RESUME=1 (or true, on, yes). OpenCode's plugin reads
 that one too and then resumes by itself, so under OpenCode use CURSOR_RESUME_ENABLED.
 
