@@ -84,14 +84,16 @@ skipped. That reply is recorded as a run records a successful turn (the chat IDs
 and the earlier turn has none. A turn with no such reply (none continues it, a retry after a failure,
 or one retried) is not recorded, as a run whose cursor-agent gave no reply.
 
-Resume follows the resume setting (CURSOR_RESUME_ENABLED, else CURSOR_ACP_SESSION_RESUME), as a run
+Resume follows the resume setting (CURSOR_RESUME_ENABLED, else config set resume, else
+CURSOR_ACP_SESSION_RESUME), as a run
 does (off: every turn is fresh); --resume-on turns it on. With CURSOR_ACP_SESSION_RESUME on, prompts in OpenCode's
 plugin layout are never resumed (plugin-resumes), --resume-on or not, as in a run. The config file's settings apply
 (side-call patterns, unsafeDelta, ttlMinutes, maxEntries).
 No helper is started, nothing is run, nothing is written.
 
 Exit status: 0; 1 when --expect is given and the decisions differ (the first difference is named on
-stderr); 2 for a bad command line or a transcript that cannot be read.
+stderr); 2 for a bad command line, a transcript that cannot be read, a setting not
+allowed, or a config file that is broken or cannot be read.
 
 Examples:
   cursor-resume simulate --resume-on turn1.json turn2.json turn3.json
