@@ -34,7 +34,7 @@ first turn running now from recording its chat.
 Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached
 (--all then leaves a mark, and the helper forgets every chat when it answers again or is replaced)
 or the runtimeDir setting cannot be used (or --all, with none running, cannot leave its mark);
-2 for a bad or ambiguous anchor.
+2 for a bad or ambiguous anchor, or none and no --all, or both.
 
 Examples:
   cursor-resume evict 3f2a9c1e
