@@ -358,7 +358,7 @@ describe('inspect --transcript: the decision step by step', { concurrency: true 
     const help = (await cli(['inspect', '--help'], env)).stdout.replace(/\s+/g, ' ');
     assert.match(
       help,
-      /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the runtimeDir setting cannot be used \(with --transcript, a folder that cannot be used is part of the explanation: reason no-cache, as a run would get, and exit 0\); 2 for a bad command line, transcript or setting \(with --transcript, a runtimeDir that is not an absolute path, or too long for the socket, included\)/,
+      /Exit status: 0; 1 when, without --transcript, the helper cannot be reached or answers badly, or the runtimeDir setting cannot be used \(with --transcript, a folder that cannot be used is part of the explanation: reason no-cache, as a run would get, and exit 0\); 2 for a bad command line, and with --transcript for a bad transcript or setting \(a runtimeDir that is not an absolute path, or too long for the socket, included; without it, a setting not allowed is ignored with a warning, as a run ignores it\)/,
     );
     const relative = await cli(['inspect', '--transcript', body], world({ CURSOR_RESUME_RUNTIME_DIR: 'relative/dir' }));
     assert.equal(relative.code, 2, relative.stderr);
