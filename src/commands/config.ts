@@ -100,7 +100,7 @@ automatically (XDG_RUNTIME_DIR/cursor-resume, else TMPDIR/cursor-resume-UID). Ex
 that automatic folder cannot hold the socket (its path would be too long), or when the folder's path,
 set or automatic, already names something a helper would refuse (a file, a symbolic link, another
 user's folder, one below a folder every user may write that is not sticky, one open to others that
-holds files not cursor-resume's); 2 for an
+is sticky or holds files not cursor-resume's); 2 for an
 unknown setting or a value of it that is not allowed (a runtimeDir too long for the socket included);
 a value not allowed for another setting does not stop it.
 
