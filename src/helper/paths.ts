@@ -180,13 +180,26 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
  */
 function refuseOpenAbove(paths: RuntimePaths): void {
   for (let folder = path.dirname(paths.dir); ; folder = path.dirname(folder)) {
-    const stat = fs.statSync(folder, { throwIfNoEntry: false });
+    const stat = statOrNone(folder);
     if (stat !== undefined && stat.mode & fs.constants.S_IWOTH && !(stat.mode & 0o1000)) {
       throw new RuntimeDirError(
         `refusing the helper runtime dir ${paths.dir}: ${folder}, a folder above it, is writable by every user and not sticky, so anyone may put a folder of their own in its place. ${hint(paths)}`,
       );
     }
     if (path.dirname(folder) === folder) return;
+  }
+}
+
+/**
+ * A folder's stat, or undefined for one that cannot be looked at (missing, a file on the way, no
+ * search permission): nothing below it can be reached either, and the look at the runtime dir itself
+ * then says why in its own words ('cannot inspect', 'cannot create'), not as an unexpected error.
+ */
+function statOrNone(folder: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(folder, { throwIfNoEntry: false });
+  } catch {
+    return undefined;
   }
 }
 

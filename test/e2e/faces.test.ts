@@ -992,6 +992,23 @@ describe('config', { concurrency: true }, () => {
     assert.equal(statSync(open).mode & 0o777, 0o755, 'a get changes no mode');
   });
 
+  test('config get runtimeDir below a file (no folder can be made there): one line saying so, exit 1, as helper status says it', async () => {
+    const file = write(tempDir('runtime-'), 'a-file', 'kept\n');
+    const dir = join(file, 'below', 'run');
+    const env = { ...world(), CURSOR_RESUME_RUNTIME_DIR: dir };
+    const got = await cli(['config', 'get', 'runtimeDir'], env);
+    assert.equal(got.code, 1, got.stderr);
+    assert.equal(got.stdout, '');
+    assert.match(
+      got.stderr,
+      new RegExp(`^cursor-resume: cannot inspect the helper runtime dir ${dir}: ENOTDIR.*Set CURSOR_RESUME_RUNTIME_DIR`),
+    );
+    assert.doesNotMatch(got.stderr, /unexpected error|\n {4}at /);
+    const status = await cli(['helper', 'status'], env);
+    assert.match(status.stderr, new RegExp(`cannot inspect the helper runtime dir ${dir}: ENOTDIR`));
+    assert.equal(readFileSync(file, 'utf8'), 'kept\n');
+  });
+
   test('config get runtimeDir set in the config file: a folder a helper would refuse names that setting, as the helper commands do, not CURSOR_RESUME_RUNTIME_DIR', async () => {
     const place = tempDir('runtime-');
     const taken = write(place, 'a-file', 'kept\n');
