@@ -2,7 +2,7 @@
 // what a person types for one run beats what the environment says for all of them. The
 // run path reads the file directly (a few hundred bytes of JSON); the `config` command
 // writes it through conf, at the same path, so the two cannot disagree.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync, realpathSync, type Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import { DEFAULT_AGENT } from './agent/passthrough.js';
 import { configFile, orPointXdgElsewhere } from './config-path.js';
@@ -13,7 +13,7 @@ import * as z from './zod.js';
 import { ignoredEnvLimits, SEED_LIMITS } from './cache/limits.js';
 import { envValue } from './env-value.js';
 import { ConfigError } from './errors.js';
-import { fitsSocketLimit, MAX_SOCKET_PATH_BYTES, SOCKET_NAME, socketIn } from './helper/paths.js';
+import { fitsSocketLimit, MAX_SOCKET_PATH_BYTES, openFolderAbove, SOCKET_NAME, socketIn } from './helper/paths.js';
 import { parseSwitch, SHARED_SWITCH, sharedSwitchOn } from './resume/enabled.js';
 
 // The seed lives with the cache's limits; the config file speaks minutes.
@@ -296,9 +296,6 @@ export function readConfigObject(path: string): Record<string, unknown> {
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 const TOO_LARGE = `it is larger than ${MAX_CONFIG_BYTES / 1024 / 1024} MiB`;
 
-/** The sticky bit: in such a folder only a file's owner may rename or remove it. */
-const STICKY = 0o1000;
-
 /** A config file someone else could have written: it names the program every turn runs, so it is not read. */
 class UnsafeConfigFile extends Error {
   constructor(
@@ -354,11 +351,8 @@ function openFolder(path: string): { folder: string; own: boolean } | null {
     }
   }
   for (const file of paths) {
-    for (let folder = dirname(file); ; folder = dirname(folder)) {
-      const above = statSync(folder);
-      if (above.mode & constants.S_IWOTH && !(above.mode & STICKY)) return { folder, own: folder === dirname(file) };
-      if (dirname(folder) === folder) break;
-    }
+    const folder = openFolderAbove(file);
+    if (folder !== null) return { folder, own: folder === dirname(file) };
   }
   return null;
 }

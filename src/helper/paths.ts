@@ -179,14 +179,23 @@ export function checkRuntimeDir(paths: RuntimePaths, options: DirCheckOptions = 
  * check and our connect. A sticky one (/tmp) lets only its owner rename an entry.
  */
 function refuseOpenAbove(paths: RuntimePaths): void {
-  for (let folder = path.dirname(paths.dir); ; folder = path.dirname(folder)) {
+  const folder = openFolderAbove(paths.dir);
+  if (folder !== null) {
+    throw new RuntimeDirError(
+      `refusing the helper runtime dir ${paths.dir}: ${folder}, a folder above it, is writable by every user and not sticky, so anyone may put a folder of their own in its place. ${hint(paths)}`,
+    );
+  }
+}
+
+/**
+ * The nearest folder above `file` that every user may write and is not sticky, or null: anyone may
+ * rename what lies below such a folder and put their own in its place (the runtime dir, the config file).
+ */
+export function openFolderAbove(file: string): string | null {
+  for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
     const stat = statOrNone(folder);
-    if (stat !== undefined && stat.mode & fs.constants.S_IWOTH && !(stat.mode & 0o1000)) {
-      throw new RuntimeDirError(
-        `refusing the helper runtime dir ${paths.dir}: ${folder}, a folder above it, is writable by every user and not sticky, so anyone may put a folder of their own in its place. ${hint(paths)}`,
-      );
-    }
-    if (path.dirname(folder) === folder) return;
+    if (stat !== undefined && stat.mode & fs.constants.S_IWOTH && !(stat.mode & 0o1000)) return folder;
+    if (path.dirname(folder) === folder) return null;
   }
 }
 
