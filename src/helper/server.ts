@@ -264,7 +264,9 @@ export class HelperServer {
    */
   #serving(marks: boolean): void {
     if (!this.#ownsSocket()) {
-      void this.close('socket-taken');
+      // Once the refusal below is on its way (#fail marks the connection closing): closed now, the client would
+      // get no reply, only a closed connection.
+      process.nextTick(() => void this.close('socket-taken'));
       throw new RequestError('shutting-down', 'this helper no longer serves its socket; connect again to reach the one that does');
     }
     if (marks) this.#takeOwnMarks();

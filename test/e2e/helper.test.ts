@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { HelperClient, type HelperError } from '../../src/helper/client.js';
+import { HelperClient, HelperError } from '../../src/helper/client.js';
 import { createMarker, HAND_OFF_MARKER_ENV, HAND_OFF_STALE_MS } from '../../src/helper/hand-off.js';
 import { markForgetAll } from '../../src/helper/forget-marks.js';
 import { connectHelper, handOffRecord, holdHelper, stopHelper } from '../../src/helper/launcher.js';
@@ -656,6 +656,12 @@ test('a helper whose socket was taken over neither leases nor records on a conne
   // The turn that looked the chat up before must not be granted it by the old helper, nor record it there.
   const lease = await turn.lease(A, 'chat-1', branch!.version).catch((error: HelperError) => error);
   assert.ok(!('granted' in lease) || !lease.granted, 'no lease on a chat the serving helper forgot');
+  // Told why, not cut off: the client knows to ask again on a new connection.
+  assert.ok(lease instanceof HelperError, String(lease));
+  assert.deepEqual(
+    [lease.code, lease.message],
+    ['shutting-down', 'this helper no longer serves its socket; connect again to reach the one that does'],
+  );
   const recorded = await turn.record(record({ baseVersion: branch!.version, added: 'c'.repeat(32) })).catch((error: HelperError) => error);
   assert.ok(!('recorded' in recorded) || !recorded.recorded, 'no record of it either');
   assert.deepEqual(
