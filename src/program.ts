@@ -38,7 +38,7 @@ export function buildProgram(): Command {
 Run options (on a run line, beside cursor-agent's own flags):
   --dry-run        print the plan as JSON (decision, reason, anchor, chatId, argv, prompt); run nothing
   --verbose        print the decision and its reason to stderr
-  --trace FILE     append one JSON line per run to FILE
+  --trace FILE     append one JSON line per turn read from stdin to FILE
 
 Every other flag, and every cursor-agent subcommand (login, status, models, create-chat, ...), goes to
 cursor-agent unchanged, but for a near miss of one of ours (--dryrun) and an --output-format other than

@@ -67,11 +67,14 @@ export interface AgentRun {
   /**
    * Why we stopped the agent ourselves, if we did: it answered as another chat, it
    * printed HOLD_LIMIT bytes without naming its chat, or our reader went away. 'unread':
-   * cursor-agent had ended, and our caller signalled while its output still waited in our
-   * stdout for the caller to read it (the caller has not got the end of the turn).
+   * cursor-agent had ended with its output still waiting in our stdout for the caller to take
+   * it, and the caller signalled, before that end or since (it has not got the end of the turn).
    */
   stopped: 'session-mismatch' | 'unverified' | 'stdout-closed' | 'unread' | null;
-  /** Our caller ended the run: the signal it sent us (relayed to cursor-agent), or its reading end of our stdout closed. */
+  /**
+   * Our caller ended the run: the signal it sent us (relayed to cursor-agent; with 'unread', perhaps
+   * sent once cursor-agent had ended), or its reading end of our stdout closed.
+   */
   endedByCaller: NodeJS.Signals | 'stdout-closed' | null;
   /** cursor-agent outlived a relayed signal by KILL_AFTER_MS and was killed with SIGKILL. */
   killedHard: boolean;
