@@ -212,15 +212,27 @@ function statOrNone(folder: string): fs.Stats | undefined {
   }
 }
 
+/** The runtime dirs whose identity this process took, each held open (see runtimeDirId). */
+const pinned = new Map<string, number>();
+
 /**
- * The runtime dir's identity (device, inode, birth), undefined when it is not there: another
- * once the folder was removed and made again (a logout removes $XDG_RUNTIME_DIR). The forgets a
- * record must honour are noted there (forget-marks.ts), so a turn records only into the folder it began with.
+ * The runtime dir's identity (device and inode), undefined when it is not there: another once the
+ * folder was removed and made again (a logout removes $XDG_RUNTIME_DIR). The forgets a record must
+ * honour are noted there (forget-marks.ts), so a turn records only into the folder it began with.
+ * The first look opens the folder and keeps it open for the life of this process: its inode then
+ * stays taken, so a folder made again in its place cannot get its number. (Not its birth time: where
+ * there is no statx, Node gives the change time in its place, which moves with every entry added.)
  */
 export function runtimeDirId(dir: string): string | undefined {
   try {
+    if (!pinned.has(dir)) {
+      const fd = fs.openSync(dir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW);
+      pinned.set(dir, fd);
+      const stat = fs.fstatSync(fd, { bigint: true });
+      return `${stat.dev}:${stat.ino}`;
+    }
     const stat = fs.lstatSync(dir, { bigint: true });
-    return `${stat.dev}:${stat.ino}:${stat.birthtimeNs}`;
+    return `${stat.dev}:${stat.ino}`;
   } catch {
     return undefined;
   }

@@ -4,15 +4,15 @@
 // "Chats the caller continues itself"). The built binary, the real helper and the
 // stand-in, whose chats really remember.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { STAND_IN, runCli, scriptAgent, startGate, tempDir, type RunResult } from '../support/cli.js';
+import { BIN, ROOT, STAND_IN, runCli, scriptAgent, startGate, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS, resultOf } from '../support/conversation.js';
 import { entries, fakeHelper, hello, socketOf, worlds } from '../support/hardening.js';
 import { alive } from '../../src/helper/alive.js';
-import { helperPids, waitFor } from '../support/processes.js';
+import { helperPids, waitFor, watch } from '../support/processes.js';
 
 const world = worlds();
 
@@ -167,6 +167,41 @@ describe('a chat the caller continues itself is forgotten', () => {
     await waitFor('the helper to exit', () => pids.every((pid) => !alive(pid)));
     await recordedNothing(env, c, slow, gate, 'its record went to no helper of the folder made again');
     assert.match((await slow).stderr, /the runtime folder \S+ was removed or replaced while the turn ran/);
+  });
+
+  test('a runtime folder that is only written to while a turn runs is the same folder: the turn records, on a system without statx too', async (t) => {
+    // Without statx (Linux before 4.11, a seccomp profile that blocks it) Node gives a folder's change time as its
+    // birth time, and that moves with every entry added: a note, a mark, a marker another run leaves.
+    const noStatx = join(ROOT, 'test', 'fixtures', 'no-statx.py');
+    if (spawnSync('python3', [noStatx, 'true']).status !== 0) return t.skip('needs python3 and seccomp (Linux x64 or arm64)');
+    const env = world({ CURSOR_RESUME_CONNECTION_IDLE_MS: '100' });
+    const other = await cached(env, 'other');
+    const c = new Conversation(env);
+    const gate = startGate(t);
+    const run = spawn('python3', [noStatx, process.execPath, BIN, ...STREAM_ARGS, '--verbose'], {
+      env: { ...c.env, CURSOR_STAND_IN_MODE: gate.mode },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const { closed } = watch(run);
+    c.messages.push({ role: 'user', content: 'remember: alpha' });
+    run.stdin!.end(c.body());
+    await waitFor('cursor-agent to start the turn', () => existsSync(c.log) && c.invocations().length === 1);
+    // Another conversation is evicted meanwhile: the helper notes that it forgot (a file in the runtime folder).
+    const evicted = await runCli(['evict', other.c.lastTrace().anchor as string], { env });
+    assert.equal(evicted.code, 0, evicted.stderr);
+    // The turn's connection, idle, is closed by the helper: its record opens a new one.
+    await waitFor("the turn's connection to close", async () => {
+      const status = await runCli(['helper', 'status', '--json'], { env });
+      return (JSON.parse(status.stdout) as { connections: number }).connections === 1;
+    });
+    gate.open();
+    const turn = await closed;
+    assert.equal(turn.code, 0, turn.stderr);
+    assert.doesNotMatch(turn.stderr, /removed or replaced/);
+    assert.match(turn.stderr, /recorded chat/);
+    c.messages.push({ role: 'assistant', content: resultOf(turn.stdout).result });
+    assert.equal((await c.turn('remember: beta')).code, 0);
+    assert.ok(c.lastInvocation().argv.includes('--resume'), 'the next turn resumes the chat recorded');
   });
 
   for (const how of ['stopped', 'killed'] as const) {
