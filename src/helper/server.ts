@@ -300,8 +300,8 @@ export class HelperServer {
       return;
     }
     // Notes of other helpers written since (replaced, stopped, killed), and a mark a line left as we
-    // began to listen. Cheap when there is none: one read of a small folder a second.
-    this.#takeMarks();
+    // began to listen. Cheap when there is none: one read of a small folder a second. (The socket was found ours just above.)
+    this.#takeOwnMarks();
     if (this.#connections.size > 0 || this.store.size > 0) {
       this.#idleSince = undefined;
       return;
