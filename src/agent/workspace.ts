@@ -21,8 +21,8 @@ export function currentDirectory(
 }
 
 /** A workspace path made absolute: the current directory is asked only for a relative one. */
-export function absoluteWorkspace(path: string, cwd: () => string = () => currentDirectory()): string {
-  return isAbsolute(path) ? resolve(path) : resolve(cwd(), path);
+export function absoluteWorkspace(path: string): string {
+  return isAbsolute(path) ? resolve(path) : resolve(currentDirectory(), path);
 }
 
 /**
@@ -30,8 +30,8 @@ export function absoluteWorkspace(path: string, cwd: () => string = () => curren
  * folder reached two ways is one workspace. A path that does not exist here (a CI
  * reproduction of someone else's transcript) stays as given, made absolute.
  */
-export function resolveWorkspace(path: string, cwd: () => string = () => currentDirectory()): string {
-  const absolute = absoluteWorkspace(path, cwd);
+export function resolveWorkspace(path: string): string {
+  const absolute = absoluteWorkspace(path);
   try {
     return realpathSync(absolute);
   } catch {

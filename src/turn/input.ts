@@ -7,7 +7,7 @@ import { chatStoreExists, missingChats } from '../agent/chat-store.js';
 import { parseCallerArgs, type CallerArgs } from '../agent/argv.js';
 import { UsageError } from '../errors.js';
 import { slipOnRunLine } from '../near-miss.js';
-import { absoluteWorkspace, checkWorkspace, currentDirectory, resolveWorkspace } from '../agent/workspace.js';
+import { absoluteWorkspace, checkWorkspace, resolveWorkspace } from '../agent/workspace.js';
 import type { Branch } from '../cache/types.js';
 import type { Settings } from '../config.js';
 import type { TurnContext } from './plan.js';
@@ -88,10 +88,9 @@ export function contextFor(
   caller: CallerArgs,
   settings: Settings,
   env: NodeJS.ProcessEnv,
-  cwd: () => string = () => currentDirectory(),
 ): { context: TurnContext; given: string; workspaceFrom: WorkspaceSource } {
   const path = caller.workspace ?? conversation.workspace;
-  const given = absoluteWorkspace(path ?? '.', cwd);
+  const given = absoluteWorkspace(path ?? '.');
   const workspace = resolveWorkspace(given);
   const workspaceFrom: WorkspaceSource =
     caller.workspace !== undefined ? 'flag' : conversation.workspace !== undefined ? 'transcript' : 'current directory';
