@@ -190,13 +190,24 @@ function refuseOpenAbove(paths: RuntimePaths): void {
 /**
  * The nearest folder above `file` that every user may write and is not sticky, or null: anyone may
  * rename what lies below such a folder and put their own in its place (the runtime dir, the config file).
+ * The path as written, then the real one: a symbolic link on the way may lead below such a folder.
  */
 export function openFolderAbove(file: string): string | null {
-  for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
-    const stat = statOrNone(folder);
-    if (stat !== undefined && stat.mode & fs.constants.S_IWOTH && !(stat.mode & 0o1000)) return folder;
-    if (path.dirname(folder) === folder) return null;
+  const written = path.dirname(file);
+  let real: string | undefined;
+  try {
+    real = fs.realpathSync.native(written);
+  } catch {
+    // Not there (yet), or not reachable: the walk up as written is all there is to check.
   }
+  for (const start of real === undefined || real === written ? [written] : [written, real]) {
+    for (let folder = start; ; folder = path.dirname(folder)) {
+      const stat = statOrNone(folder);
+      if (stat !== undefined && stat.mode & fs.constants.S_IWOTH && !(stat.mode & 0o1000)) return folder;
+      if (path.dirname(folder) === folder) break;
+    }
+  }
+  return null;
 }
 
 /**

@@ -801,6 +801,25 @@ describe('config', { concurrency: true }, () => {
     assert.equal((await cli(['config', 'get', 'ttlMinutes'], env)).stdout, '5\n');
   });
 
+  test('a config folder reached through a symbolic link that leads below a folder every user may write, not sticky: the file is not read, that folder named', async () => {
+    const env = world();
+    const open = tempDir('cr-open-');
+    chmodSync(open, 0o777);
+    mkdirSync(join(open, 'config', 'cursor-resume'), { recursive: true, mode: 0o700 });
+    chmodSync(join(open, 'config'), 0o700);
+    writeFileSync(join(open, 'config', 'cursor-resume', 'config.json'), JSON.stringify({ ttlMinutes: 7 }), { mode: 0o600 });
+    // XDG_CONFIG_HOME itself a link into the open folder: the path as written passes every check.
+    symlinkSync(join(open, 'config'), env.XDG_CONFIG_HOME!);
+    const get = await cli(['config', 'get', 'ttlMinutes'], env);
+    assert.deepEqual([get.code, get.stdout], [2, '']);
+    assert.ok(
+      get.stderr.includes(`(every user may replace it: ${open}, a folder above it, is writable by all and not sticky)`),
+      get.stderr,
+    );
+    chmodSync(open, 0o1777);
+    assert.equal((await cli(['config', 'get', 'ttlMinutes'], env)).stdout, '7\n');
+  });
+
   test('config set into a folder every user may write, not sticky, where no file is yet: refused before it writes one no command would read', async () => {
     const env = world();
     const file = fileOf(env);

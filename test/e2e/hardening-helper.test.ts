@@ -245,6 +245,26 @@ describe('its socket and runtime dir tampered with', () => {
     await turnKnows(c, 'remember: gamma', ['alpha', 'beta', 'gamma'], 'resumes');
   });
 
+  test('a runtime dir reached through a symbolic link that leads below a folder every user may write, not sticky: refused, that folder named', async () => {
+    const open = tempDir('cr-open-');
+    fs.chmodSync(open, 0o777);
+    fs.mkdirSync(path.join(open, 'real'), { mode: 0o700 });
+    const link = path.join(tempDir('cr-link-'), 'link');
+    fs.symlinkSync(path.join(open, 'real'), link);
+    const dir = path.join(link, 'run');
+    const status = await runCli(['helper', 'status'], { env: world({ CURSOR_RESUME_RUNTIME_DIR: dir }) });
+    assert.equal(status.code, 1, status.stderr);
+    assert.ok(
+      status.stderr.includes(
+        `refusing the helper runtime dir ${dir}: ${open}, a folder above it, is writable by every user and not sticky`,
+      ),
+      status.stderr,
+    );
+    // The folder the link leads through made sticky, as /tmp is: nothing refused.
+    fs.chmodSync(open, 0o1777);
+    assert.equal((await runCli(['helper', 'status'], { env: world({ CURSOR_RESUME_RUNTIME_DIR: dir }) })).code, 3);
+  });
+
   test("what someone left under a hand-off marker's name while the dir was open (a FIFO, a link to /dev/zero) is removed unread: runs do not hang on it", async () => {
     const c = await started();
     const dir = c.env.CURSOR_RESUME_RUNTIME_DIR!;
