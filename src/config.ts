@@ -417,11 +417,25 @@ function fileSetting(path: string, key: string, value: unknown): [SettingName, u
   return [key, validateSetting(key, value, `in ${path}`)];
 }
 
+/** The values of a config file's object, each checked; `bad` says what one that is not allowed does (throw, or pass it over). */
+function fileSettings(path: string, stored: Record<string, unknown>, bad: (error: unknown, key: string) => void): Partial<Settings> {
+  const file: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(stored)) {
+    try {
+      const [name, checked] = fileSetting(path, key, value);
+      file[name] = checked;
+    } catch (error) {
+      bad(error, key);
+    }
+  }
+  return file as Partial<Settings>;
+}
+
 /** The config file's values, checked. A missing file is an empty one. */
 export function readConfigFile(path: string = configFile()): Partial<Settings> {
-  return Object.fromEntries(
-    Object.entries(readConfigObject(path)).map(([key, value]) => fileSetting(path, key, value)),
-  ) as Partial<Settings>;
+  return fileSettings(path, readConfigObject(path), (error) => {
+    throw error;
+  });
 }
 
 export interface Resolved {
@@ -442,17 +456,11 @@ export function resolveSettings(env: NodeJS.ProcessEnv, flags: Partial<Settings>
  */
 export function resolveSetting(env: NodeJS.ProcessEnv, name: SettingName): Resolved {
   const path = configFile();
-  const file: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(readConfigObject(path))) {
-    try {
-      const [checked, given] = fileSetting(path, key, value);
-      file[checked] = given;
-    } catch (error) {
-      // An unknown key may be a slip of the name asked for: still refused.
-      if (!(error instanceof ConfigError) || key === name || !isSettingName(key)) throw error;
-    }
-  }
-  return resolveWith(env, {}, file as Partial<Settings>, (error, bad) => {
+  const file = fileSettings(path, readConfigObject(path), (error, key) => {
+    // An unknown key may be a slip of the name asked for: still refused.
+    if (!(error instanceof ConfigError) || key === name || !isSettingName(key)) throw error;
+  });
+  return resolveWith(env, {}, file, (error, bad) => {
     if (bad === name) throw error;
   });
 }
@@ -521,22 +529,16 @@ export function resolveRunSettings(
         : `ignoring the config file ${error.path}, which ${error.unsafe ? 'is not read' : 'cannot be read'} (${error.reason}): running on the defaults, CURSOR_RESUME_AGENT naming the agent; ${error.advice}`,
     );
   }
-  const file: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(stored)) {
-    try {
-      const [name, checked] = fileSetting(path, key, value);
-      file[name] = checked;
-    } catch (error) {
-      if (key === 'agent' && agentNeeded && !agentInEnv) throw error;
-      if (key === 'runtimeDir') badFileRuntimeDir = true;
-      ignored.push(
-        isSettingName(key)
-          ? `ignoring ${(error as Error).message}; fix with cursor-resume config set ${key} VALUE, or cursor-resume config unset ${key}`
-          : `ignoring the unknown setting ${JSON.stringify(key)} in the config file ${path}; fix with cursor-resume config unset ${key}`,
-      );
-    }
-  }
-  const resolved = resolveWith(env, flags, file as Partial<Settings>, (error, name, variable) => {
+  const file = fileSettings(path, stored, (error, key) => {
+    if (key === 'agent' && agentNeeded && !agentInEnv) throw error;
+    if (key === 'runtimeDir') badFileRuntimeDir = true;
+    ignored.push(
+      isSettingName(key)
+        ? `ignoring ${(error as Error).message}; fix with cursor-resume config set ${key} VALUE, or cursor-resume config unset ${key}`
+        : `ignoring the unknown setting ${JSON.stringify(key)} in the config file ${path}; fix with cursor-resume config unset ${key}`,
+    );
+  });
+  const resolved = resolveWith(env, flags, file, (error, name, variable) => {
     if (name === 'runtimeDir') badEnvRuntimeDir = true;
     ignored.push(`ignoring ${error.message}; unset ${variable} or fix its value`);
   });
