@@ -127,6 +127,11 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       whenTaken = null;
       then?.();
     };
+    /** The caller signalled before it took all of cursor-agent's output: the run ends now, unread. */
+    const unread = (signal: NonNullable<AgentRun['endedByCaller']>): void => {
+      result.endedByCaller ??= signal;
+      result.stopped ??= 'unread';
+    };
     const resumed = options.expectSession !== undefined;
     let verified = !resumed;
     let errLive = !resumed;
@@ -162,8 +167,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       if (!running()) {
         signalAfterExit ??= signal;
         if (whenTaken !== null) {
-          result.endedByCaller ??= signal;
-          result.stopped ??= 'unread';
+          unread(signal);
           taken();
         }
         return endSoon();
@@ -307,8 +311,7 @@ export function runAgent(options: AgentRunOptions): Promise<AgentRun> {
       // The caller signalled already (while cursor-agent ran, or since it exited): it is not waited for either.
       const signal = result.endedByCaller ?? signalAfterExit;
       if (signal !== null) {
-        result.endedByCaller = signal;
-        result.stopped = 'unread';
+        unread(signal);
         return then();
       }
       whenTaken = then;
