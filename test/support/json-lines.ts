@@ -2,10 +2,15 @@
 // one object a line; a file not written yet holds none.
 import { existsSync, readFileSync } from 'node:fs';
 
+/**
+ * The file's whole lines. A line not ended yet is still being written (a long one is not
+ * written in one go, and tests poll these files while their writers run): it is not there yet.
+ */
 export function readJsonLines<T>(file: string): T[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8')
     .split('\n')
+    .slice(0, -1)
     .filter(Boolean)
     .map((l) => JSON.parse(l) as T);
 }
