@@ -174,7 +174,9 @@ describe('a chat the caller continues itself is forgotten', () => {
     // birth time, and that moves with every entry added: a note, a mark, a marker another run leaves.
     const noStatx = join(ROOT, 'test', 'fixtures', 'no-statx.py');
     if (spawnSync('python3', [noStatx, 'true']).status !== 0) return t.skip('needs python3 and seccomp (Linux x64 or arm64)');
-    const env = world({ CURSOR_RESUME_CONNECTION_IDLE_MS: '100' });
+    // Idle connections closed after 2 s, not the least (100 ms): a helper's own hand-off delivery and a turn's
+    // hello or lookup are not sent again, so on a loaded machine a stall of 100 ms could cut them and lose a record.
+    const env = world({ CURSOR_RESUME_CONNECTION_IDLE_MS: '2000' });
     const other = await cached(env, 'other');
     const c = new Conversation(env);
     const gate = startGate(t);
