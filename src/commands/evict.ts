@@ -32,7 +32,8 @@ started: with no helper running there is nothing to evict, and --all leaves a ma
 first turn running now from recording its chat.
 
 Exit status: 0 (also when nothing matched or no helper runs); 1 when the helper cannot be reached
-(--all then leaves a mark, and the helper forgets every chat when it answers again or is replaced)
+or does not evict (--all then leaves a mark, and the helper forgets every chat when it answers
+again or is replaced)
 or the runtimeDir setting cannot be used (or --all, with none running, cannot leave its mark);
 2 for a bad or ambiguous anchor, or none and no --all, or both.
 
@@ -65,9 +66,7 @@ Examples:
           // A helper that does not answer (stopped, stuck) takes the marks when it answers again, and one that
           // replaces it as it starts: with one left, this eviction still happens, with the turns running now.
           const left = prefix === null && probe.paths !== undefined && leaveMark(probe.paths);
-          throw new CliError(
-            `cannot reach the helper: ${probe.error}${left ? '; a mark is left: the helper forgets every chat, and what the turns running now would record, as soon as it answers again or is replaced' : ''}`,
-          );
+          throw new CliError(`cannot reach the helper: ${probe.error}${left ? MARK_LEFT : ''}`);
         }
         const marked = mark !== null;
         if (options.json) printJson({ running: false, evicted: 0, ...scope(prefix, null, marked) });
@@ -110,12 +109,17 @@ Examples:
         }
       } catch (error) {
         if (error instanceof CliError) throw error;
-        throw new CliError(`the helper (pid ${probe.hello.pid}) did not evict: ${(error as Error).message}`);
+        // Greeted, then no count (stalled, gone, nonsense): whether it forgot is unknown, so --all marks as for one that never answered.
+        const left = prefix === null && (mark !== null || leaveMark(probe.paths));
+        throw new CliError(`the helper (pid ${probe.hello.pid}) did not evict: ${(error as Error).message}${left ? MARK_LEFT : ''}`);
       } finally {
         probe.client.close();
       }
     });
 }
+
+const MARK_LEFT =
+  '; a mark is left: the helper forgets every chat, and what the turns running now would record, as soon as it answers again or is replaced';
 
 /** Leaves a mark that forgets every chat (forget-marks.ts); whether one could be left. */
 function leaveMark(paths: RuntimePaths): boolean {

@@ -1680,6 +1680,31 @@ test('evict --all while the helper does not answer (SIGSTOP): exit 1, and the ma
   assert.equal(JSON.parse((await helperCli(['status', '--json'], w.env)).stdout).pid, pid, 'the same helper, answering again');
 });
 
+test('evict --all that a helper greets and then never answers: exit 1, and a mark is left as for one that does not answer at all', async (t) => {
+  const w = world(t);
+  fs.mkdirSync(w.dir, { recursive: true, mode: 0o700 });
+  const marks = (): string[] => fs.readdirSync(w.dir).filter((name) => name.startsWith('forget-before.'));
+  // Our version, stalled after its greeting: whether it forgot anything is unknown.
+  const stalled = await fakeHelper(w.socket, (r) => (r.op === 'hello' ? hello() : undefined));
+  try {
+    const all = await runCli(['evict', '--all'], { env: w.env });
+    assert.deepEqual([all.code, all.stdout], [1, ''], all.stderr);
+    assert.match(
+      all.stderr,
+      /^cursor-resume: the helper \(pid \d+[^)]*\) did not evict: [^\n]*; a mark is left: the helper forgets every chat, and what the turns running now would record, as soon as it answers again or is replaced\n$/,
+    );
+    assert.equal(marks().length, 1, 'the mark the helper takes once it answers again, or its replacement as it starts');
+    assert.deepEqual(stalled.ops, ['hello', 'evict']);
+    // One anchor evicted is no reason to forget every chat.
+    const one = await runCli(['evict', 'abcd'], { env: w.env });
+    assert.equal(one.code, 1, one.stderr);
+    assert.doesNotMatch(one.stderr, /mark/);
+    assert.equal(marks().length, 1);
+  } finally {
+    await stalled.close();
+  }
+});
+
 test('a stopped helper that comes back while start replaces it: start says one was already running, with its pid', async (t) => {
   const w = world(t);
   const { pid: old } = JSON.parse((await helperCli(['start', '--json'], w.env)).stdout) as { pid: number };
