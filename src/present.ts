@@ -162,7 +162,8 @@ export function preview(text: string, max = 60): string {
   }
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
-const WHITESPACE = /\s/;
+// JavaScript counts U+FEFF (a BOM) as whitespace: kept, so that it is shown escaped rather than as a blank.
+const WHITESPACE = /[^\S\ufeff]/;
 
 /**
  * Lines joined on one line by single spaces, the whitespace around each line break dropped.

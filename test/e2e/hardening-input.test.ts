@@ -255,7 +255,7 @@ describe('inputs too large to commit, generated here', () => {
     assert.ok(run.stderr.length < 1000, `${run.stderr.length} bytes on stderr`);
   });
 
-  test("a transcript's C1 and bidi controls are shown escaped by inspect: the explanation and the table", async () => {
+  test("a transcript's C1 and bidi controls, and characters that show as nothing, are shown escaped by inspect: the explanation and the table", async () => {
     // JSON escapes C0 controls only, and the model, session ID and workspace were shown as they came.
     const env = world();
     const workspace = join(tempDir('cr-ws-'), 'w\u009b2J');
@@ -264,7 +264,7 @@ describe('inputs too large to commit, generated here', () => {
       model: 'gpt\u009b31m',
       sessionId: 's\u202e1',
       workspace,
-      messages: [{ role: 'user', content: 'remember: \u009b31m\u202eb' }],
+      messages: [{ role: 'user', content: 'remember: \u009b31m\u202eb\u200bc\u2060d\ufeffe' }],
     });
     const ran = await runCli(STREAM_ARGS, { env, input: body });
     assert.equal(ran.code, 0, ran.stderr);
@@ -275,7 +275,7 @@ describe('inputs too large to commit, generated here', () => {
       `  workspace  ${shown} (from the transcript)`,
       '  model      gpt\\u009b31m (from the transcript)',
       '  session    s\\u202e1',
-      '  opener     message 1 (user): "remember: \\u009b31m\\u202eb"',
+      '  opener     message 1 (user): "remember: \\u009b31m\\u202eb\\u200bc\\u2060d\\ufeffe"',
       `  argv       ${STREAM_ARGS.join(' ')} --model 'gpt\\u009b31m' --workspace '${shown}'`,
     ]) {
       assert.ok(explained.stdout.split('\n').includes(line), `${line}\n in:\n${explained.stdout}`);
@@ -283,7 +283,7 @@ describe('inputs too large to commit, generated here', () => {
     const listed = await runCli(['inspect'], { env });
     assert.equal(listed.code, 0, listed.stderr);
     assert.ok(listed.stdout.split('\n')[1]!.includes(`  ${shown}  gpt\\u009b31m  `), listed.stdout);
-    for (const out of [explained.stdout, listed.stdout]) assert.doesNotMatch(out, /[\u0080-\u009f\u202e]/);
+    for (const out of [explained.stdout, listed.stdout]) assert.doesNotMatch(out, /[\u0080-\u009f\u202e\u200b\u2060\ufeff]/);
   });
 
   test('200,000 bad messages, tool calls or tools: the first is named, exit 2, as for one', async () => {
