@@ -174,9 +174,12 @@ describe('a chat the caller continues itself is forgotten', () => {
     // birth time, and that moves with every entry added: a note, a mark, a marker another run leaves.
     const noStatx = join(ROOT, 'test', 'fixtures', 'no-statx.py');
     if (spawnSync('python3', [noStatx, 'true']).status !== 0) return t.skip('needs python3 and seccomp (Linux x64 or arm64)');
-    // Idle connections closed after 2 s, not the least (100 ms): a helper's own hand-off delivery and a turn's
-    // hello or lookup are not sent again, so on a loaded machine a stall of 100 ms could cut them and lose a record.
-    const env = world({ CURSOR_RESUME_CONNECTION_IDLE_MS: '2000' });
+    // The turn's connection must close while cursor-agent waits at the gate, which the test opens only once it has: how
+    // soon does not matter. Every connection gets that long to send its first request, and one closed before its hello
+    // was read is taken for a helper on its way out ("no helper is running"): 100 ms lost to a stall on a loaded machine
+    // made turns of this test go fresh (the helper's own delivery of a handed-off record is cut the same way, and lost).
+    // Five seconds of it are not lost that way.
+    const env = world({ CURSOR_RESUME_CONNECTION_IDLE_MS: '5000' });
     const other = await cached(env, 'other');
     const c = new Conversation(env);
     const gate = startGate(t);
