@@ -31,8 +31,12 @@ const B = 'b'.repeat(32);
 
 // ---- driving the CLI ------------------------------------------------------------
 
-/** This file's bound on what it waits for (a helper exiting, a lease ending): part of what it checks, so tighter than waitFor's default. */
-const DEADLINE_MS = 5000;
+/**
+ * This file's bound on what it waits for (a helper exiting, a lease ending, a run's agent starting): only a hang's,
+ * as long as waitFor's default. What is waited for comes, or never does (the nearest wrong outcome, a default idle
+ * time or TTL, is minutes away); on a loaded machine a run alone can take seconds to start its agent.
+ */
+const DEADLINE_MS = 15_000;
 
 function helperCli(args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> {
   return runCli(['helper', ...args], { env });
