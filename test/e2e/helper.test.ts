@@ -19,7 +19,7 @@ import { MAX_DIGESTS_PER_LINE, MAX_REQUEST_BYTES, PROTOCOL_VERSION } from '../..
 import { MAX_STAGED_DIGESTS, startHelperServer } from '../../src/helper/server.js';
 import { VERSION } from '../../src/version.js';
 import { monotonicMs } from '../../src/monotonic.js';
-import { ROOT, runCli, sandboxEnv, spawnCli, tempDir, type RunResult } from '../support/cli.js';
+import { ROOT, runCli, sandboxEnv, spawnCli, startGate, tempDir, type RunResult } from '../support/cli.js';
 import { Conversation, STREAM_ARGS } from '../support/conversation.js';
 import { entries, fakeHelper, hello, stopHelpersAt } from '../support/hardening.js';
 import { alive, helperPids, killGroup, runProcess, waitFor } from '../support/processes.js';
@@ -1311,11 +1311,14 @@ test('a first turn that outlives the helper it looked up is still recorded: the 
   assert.equal((await helperCli(['start'], w.env)).code, 0);
   const [first] = helperPids(w.dir);
   const c = new Conversation(w.env);
-  const turn = c.turn('remember: alpha', { mode: 'slow=400', args: [...STREAM_ARGS, '--verbose'] });
+  // The agent waits at the gate until its helper is gone, however slowly this test runs (it had only its slow output's time).
+  const gate = startGate(t);
+  const turn = c.turn('remember: alpha', { mode: gate.mode, args: [...STREAM_ARGS, '--verbose'] });
   // Once the agent runs, the run has looked up: its helper dies under it.
   await waitFor('the agent to start', () => fs.existsSync(c.log), DEADLINE_MS);
   process.kill(first!, 'SIGKILL');
   await waitFor('that helper to be gone', () => !alive(first!), DEADLINE_MS);
+  gate.open();
   const r = await turn;
   assert.equal(r.code, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /failed on record/);
@@ -1375,11 +1378,14 @@ test('a conversation of 100,000 messages resumes: recorded whole once, then only
 test('a first turn with no helper running starts none while cursor-agent runs, hands its record to the helper it starts at the end, and the next turn, sent at once, resumes', async (t) => {
   const w = world(t, { CURSOR_ACP_SESSION_RESUME: '1' });
   const c = new Conversation(w.env);
-  const turn = c.turn('remember: alpha', { mode: 'slow=300', args: [...STREAM_ARGS, '--verbose'] });
+  // The agent waits at the gate until the test has looked, however slowly this test runs (it had only its slow output's time).
+  const gate = startGate(t);
+  const turn = c.turn('remember: alpha', { mode: gate.mode, args: [...STREAM_ARGS, '--verbose'] });
   await waitFor('the agent to start', () => fs.existsSync(c.log), DEADLINE_MS);
   await waitFor("a shell to hold the helper's start", () => helperPids(w.dir, 'held').length === 1, DEADLINE_MS);
   const held = helperPids(w.dir, 'held');
   assert.deepEqual(helperPids(w.dir), [], 'no helper while the agent runs');
+  gate.open();
   const first = await turn;
   assert.equal(first.code, 0, first.stderr);
   assert.match(first.stderr, /no helper is running \(nothing answers at .*\); planning on an empty cache/);
