@@ -26,9 +26,13 @@ const conversation = (env: NodeJS.ProcessEnv): Conversation => new Conversation(
 
 const VERBOSE = [...STREAM_ARGS, '--verbose'];
 
-/** The one helper of this world (one that was replaced gets a moment to notice and exit). */
+/**
+ * The one helper of this world (one that was replaced gets a moment to notice and exit, one a turn handed its record
+ * to a moment to start): waitFor's bound, as two helpers left for good fail it all the same, and on a loaded machine
+ * a Node process can take seconds to start or to exit.
+ */
 async function onlyHelper(env: NodeJS.ProcessEnv): Promise<number> {
-  await waitFor('exactly one helper', () => helperPids(env.CURSOR_RESUME_RUNTIME_DIR!).length === 1, 5000);
+  await waitFor('exactly one helper', () => helperPids(env.CURSOR_RESUME_RUNTIME_DIR!).length === 1);
   return helperPids(env.CURSOR_RESUME_RUNTIME_DIR!)[0]!;
 }
 
