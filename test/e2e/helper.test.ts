@@ -548,19 +548,36 @@ test('idle connections and half-sent requests are closed, leased ones are not (i
   t.after(() => server.close());
 
   const silent = await raw(paths.socket);
-  const trickling = await raw(paths.socket);
+  // The dribbled request goes to a helper of its own, where no silence closes a connection: only the request's deadline
+  // can end it. (Beside an idle rule of as many ms, a stall of this process of 300 ms let the idle timer run first and
+  // close it without a word.) Were bytes to push that deadline back, nothing would: the race below bounds the hang.
+  const dribble = runtimePaths(world(t).env);
+  const deadlined = await startHelperServer({
+    paths: dribble,
+    connectionIdleMs: 3_600_000,
+    requestTimeoutMs: 300,
+    settings: { idleMs: 60_000 },
+  });
+  assert.ok(deadlined.started);
+  t.after(() => deadlined.server.close());
+  const trickling = await raw(dribble.socket);
   const trickle = setInterval(() => trickling.socket.write(' '), 50);
   trickling.socket.write('{"id":1,');
   t.after(() => clearInterval(trickle));
 
-  const holder = await HelperClient.connect(paths.socket);
-  await holder.hello();
   const branch = server.store.record(storeRecord(), 'setup');
   assert.ok(branch.recorded);
-  assert.ok((await holder.lease(A, 'chat-1', branch.branch.version)).granted);
+  // Its hello and its lease in one go, so no stall between them lets the idle rule close it first; replies waited for as long as they take.
+  const holder = await HelperClient.connect(paths.socket, { requestTimeoutMs: 60_000 });
+  const [, lease] = await Promise.all([holder.hello(), holder.lease(A, 'chat-1', branch.branch.version)]);
+  assert.ok(lease.granted);
 
   assert.equal(await silent.received, '', 'an idle connection is closed without a word');
-  const reply = firstReply(await trickling.received);
+  const dribbled = await Promise.race([trickling.received, sleep(15_000, 'still open 15 s on', { ref: false })]);
+  assert.notEqual(dribbled, 'still open 15 s on', 'more bytes do not push the deadline back');
+  clearInterval(trickle);
+  await deadlined.server.close();
+  const reply = firstReply(dribbled);
   assert.equal(reply.error!.code, 'bad-request', 'a request dribbled in byte by byte still has its deadline');
   // A connection opened after the holder's last request, and as silent: once the idle rule has closed it, the holder has been idle as long.
   const witness = await raw(paths.socket);
