@@ -837,9 +837,11 @@ for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
 // ---- limits and leases through the daemon --------------------------------------------------
 
 test('TTL and LRU limits from the environment, clamped to the seed limits', async (t) => {
-  const w = world(t, { CURSOR_RESUME_TTL_MS: '300', CURSOR_RESUME_MAX_ENTRIES: '2' });
+  // Each limit in a helper of its own: under a 300 ms life, the requests that check the LRU order could outlast
+  // the entries on a loaded machine (a helper not run for 300 ms among them).
+  const w = world(t, { CURSOR_RESUME_MAX_ENTRIES: '2' });
   const client = await connected(w);
-  assert.deepEqual([client.server!.limits.ttlMs, client.server!.limits.maxEntries], [300, 2]);
+  assert.deepEqual([client.server!.limits.ttlMs, client.server!.limits.maxEntries], [3_600_000, 2]);
   for (const chatId of ['one', 'two', 'three']) assert.ok((await client.record(record({ chatId }))).recorded);
   assert.deepEqual(
     (await client.list()).map((b) => b.chatId),
@@ -849,16 +851,22 @@ test('TTL and LRU limits from the environment, clamped to the seed limits', asyn
   const listed = (await client.list())[0]!;
   assert.equal(listed.knownCount, 2);
   assert.deepEqual(['known' in listed, 'prefix' in listed], [false, false], 'list carries neither digests nor prefix hashes');
-  await waitFor('the TTL to pass', async () => (await client.peek(A, asTranscript([]))).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
+  client.close();
+
+  const short = world(t, { CURSOR_RESUME_TTL_MS: '300' });
+  const timed = await connected(short);
+  assert.deepEqual([timed.server!.limits.ttlMs, timed.server!.limits.maxEntries], [300, 64]);
+  for (const chatId of ['one', 'two']) assert.ok((await timed.record(record({ chatId }))).recorded);
+  await waitFor('the TTL to pass', async () => (await timed.peek(A, asTranscript([]))).every((b) => b.ttlLeftMs <= 0), DEADLINE_MS);
   assert.deepEqual(
-    (await client.lookup(A, asTranscript([]))).filter((b) => b.ttlLeftMs > 0),
+    (await timed.lookup(A, asTranscript([]))).filter((b) => b.ttlLeftMs > 0),
     [],
     'after the TTL nothing is live (an expired branch may be shown once)',
   );
-  assert.deepEqual(await client.lookup(A, asTranscript([])), []);
-  assert.equal((await client.stats()).entries, 0);
-  client.close();
-  await stopHelper({ env: w.env });
+  assert.deepEqual(await timed.lookup(A, asTranscript([])), []);
+  assert.equal((await timed.stats()).entries, 0);
+  timed.close();
+  await stopHelper({ env: short.env });
 
   const raised = world(t, { CURSOR_RESUME_TTL_MS: '99999999999', CURSOR_RESUME_MAX_ENTRIES: '1000' });
   const limited = await connected(raised);
