@@ -80,6 +80,18 @@ describe('judge', () => {
     assert.match(j.next === 'lost' ? j.error : '', /Nothing was printed and its entry was dropped/);
     assert.equal(settle(resumed, run(), { failure: 'resume', lost: true }, 'a').exit, 1);
   });
+  test('a run we stopped unseen (another chat, or none named) is a failed resume though our SIGTERM ended it', () => {
+    // stop() kills cursor-agent: the run dies of that signal, which alone would read as an interrupted turn.
+    for (const [stopped, sessionId] of [
+      ['session-mismatch', 'other'],
+      ['unverified', undefined],
+    ] as const) {
+      const facts = run({ wroteOutput: false, stopped, code: null, signal: 'SIGTERM' }, { sessionId, results: 0, resultText: undefined });
+      const j = judge(resumed, facts, OPTIONS);
+      assert.equal(j.next, 'retry-fresh', stopped);
+      assert.equal(j.evict, 'chat-1', stopped);
+    }
+  });
   test("cursor-agent's own resume error with retryFresh off is passed on as it printed it, and evicted", () => {
     const j = judge(resumed, run({ wroteOutput: false, code: 1, stderr: 'Error: chat not found' }), { ...OPTIONS, retryFresh: false });
     assert.deepEqual(j, { next: 'deliver', failure: 'resume', evict: 'chat-1' });
