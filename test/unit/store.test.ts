@@ -596,6 +596,17 @@ describe('evictChat: a chat the caller continued itself', () => {
     assert.equal(store.list().length, 1);
   });
 
+  test('forgetBefore also refuses a chat leased while its branch expired: the turn that leased it cannot record it back whole', () => {
+    const { store, clock } = clocked({ ttlMs: 100 });
+    const early = recorded(store, rec({ chatId: 'early', startedAt: 10 }));
+    // A turn started after the mark's time resumes it; the branch expires while that turn runs.
+    assert.ok(store.lease(A, 'early', early.version, 'h1').granted);
+    clock.now += 200;
+    assert.equal(store.forgetBefore(50), 0, 'an expired branch is no longer cached');
+    const refused = store.record(rec({ chatId: 'early', startedAt: 60 }), 'h1');
+    assert.equal(!refused.recorded && refused.reason, 'forgotten', 'begun before the mark: it may hold a chat continued out of sight');
+  });
+
   test('forgetBefore(t) drops a branch begun by a turn started at t itself: "by then" includes t', () => {
     const { store } = clocked();
     recorded(store, rec({ chatId: 'at', startedAt: 50 }));
