@@ -17,7 +17,7 @@ import { monotonicMs } from '../../src/monotonic.js';
 import { acquireStartLock, releaseStartLock } from '../../src/helper/start-lock.js';
 import { sandboxEnv } from '../support/cli.js';
 import { stopHelpersAt } from '../support/hardening.js';
-import { ANCHOR, asTranscript, sampleRecord } from '../support/records.js';
+import { ANCHOR, asTranscript, sampleRecord, sampleSequence } from '../support/records.js';
 
 /** A private runtime dir and, unless asked not to, a helper serving it in this process. */
 async function inProcess(t: TestContext, serve = true): Promise<{ env: NodeJS.ProcessEnv; server?: HelperServer }> {
@@ -39,6 +39,21 @@ describe('the client, against an in-process helper', () => {
     assert.ok((await client.record(sampleRecord())).recorded);
     const [branch] = await client.lookup(ANCHOR, asTranscript([]));
     assert.deepEqual([branch!.chatId, branch!.knownCount, branch!.matched], ['chat-1', 2, 0]);
+  });
+
+  test('a branch that moves or goes during the search for the first difference proves only what was proven before', async (t) => {
+    const { env } = await inProcess(t);
+    const client = await HelperClient.connect(runtimePaths(env).socket);
+    t.after(() => client.close());
+    assert.ok((await client.record(sampleRecord())).recorded);
+    const [first, second] = sampleSequence();
+    // The reply differs: the whole history is not proven at once, and the search asks for prefix hashes.
+    const transcript = asTranscript([first!, 'e'.repeat(32), 'f'.repeat(32)]);
+    assert.equal((await client.lookup(ANCHOR, transcript))[0]!.matched, 1);
+    assert.notEqual(second, 'e'.repeat(32));
+    // Another turn recorded (or the branch expired) between the lookup and the search: nothing is proven.
+    client.prefixes = () => Promise.resolve({ found: false, reason: 'stale', message: 'moved' });
+    assert.equal((await client.lookup(ANCHOR, transcript))[0]!.matched, 0);
   });
 
   test('a helper takes the marks left while none ran: turns started before them record nothing, later ones do', async (t) => {
