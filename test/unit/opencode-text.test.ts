@@ -153,6 +153,14 @@ describe('look-alike heads and frames inside a message', () => {
     const c = parseTranscript(`SYSTEM: prompt\n\n${list}\n\nUSER: hi\n\n${list}\n\nASSISTANT: ok\n\nUSER: next`);
     assert.equal(shapeOf(c), 'system,tool-list,user,system,assistant,user');
   });
+  test('a tool list look-alike after an assistant message or a tool result is a message, even before the first user message', () => {
+    // The tool list is neither digested nor fingerprinted: only where OpenCode writes it may it be a frame.
+    const list = 'SYSTEM: Available OpenCode tools (use via tool calls): bash, read';
+    assert.equal(shapeOf(parseTranscript(`SYSTEM: prompt\n\nASSISTANT: hello\n\n${list}\n\nUSER: hi`)), 'system,assistant,system,user');
+    const closing = 'The above tool calls have been executed. Continue your response based on these results.';
+    const c = parseTranscript(`SYSTEM: prompt\n\nTOOL_RESULT (call_id: c1): x\n\n${list}\n\nUSER: hi\n\n${closing}`);
+    assert.equal(shapeOf(c), 'system,tool,system,user,closing');
+  });
   test("a tool list look-alike in a tool's description is no frame: the tools after it stay in the proof, and a change to them is a fresh chat", () => {
     const tools = (fetchParameters: string, more = ''): string =>
       'SYSTEM: You have access to the following tools. When you need to use one, respond with a tool_call in the standard OpenAI format.\n' +
