@@ -383,6 +383,15 @@ describe('prefix proof and delta', () => {
       `tool_call(id: call_1, name: read, args: {"path":"a.txt"})\nTOOL_RESULT (name: read, call_id: call_1):\nhello from a.txt\n\n${CONTINUE_LINE}`,
     );
   });
+  test("a tool result for a call of an earlier reply, not cursor's last, is no delta: that call was answered already", () => {
+    const t1: Body = { messages: [user('read a.txt')], tools: [fn('read')] };
+    const call = { id: 'call_1', name: 'read', args: '{"path":"a.txt"}' };
+    const t2: Body = { ...t1, messages: [...t1.messages, asst(null, [call]), toolMsg('call_1', 'hello from a.txt')] };
+    const t3: Body = { ...t1, messages: [...t2.messages, asst('It says hello.'), toolMsg('call_1', 'hello again')] };
+    const d = decideFor(t3, [branchAfter(t2, { text: 'It says hello.' })]);
+    assert.deepEqual([d.decision, d.reason], ['fresh', 'unsafe-delta']);
+    assert.match(d.detail, /message 5 answers tool call .*call_1.*, which cursor's last reply did not make/);
+  });
   test("a tool result after the user's new text is never sent ahead of it: no delta", () => {
     const t1: Body = { messages: [user('read a.txt')], tools: [fn('read')] };
     const call = { id: 'call_1', name: 'read', args: '{"path":"a.txt"}' };
