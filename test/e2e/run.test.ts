@@ -3,7 +3,7 @@
 // what it replied (its reply names every fact the chat remembers) are the evidence.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -272,6 +272,13 @@ describe('failures', () => {
     assert.equal(t2.code, 0, t2.stderr);
     assert.equal(c.lastTrace().reason, 'delta');
     assert.match(t2.reply!, /^Turn 2 of this chat\. I remember: alpha; beta\./);
+    // Once the workspace's folder exists where we look, a chat never seen there is gone from it.
+    mkdirSync(dirname(chatDir(c, 'x')), { recursive: true });
+    const t3 = await c.turn('remember: gamma');
+    assert.equal(t3.code, 0, t3.stderr);
+    assert.ok(!c.lastInvocation().argv.includes('--resume'));
+    assert.equal(c.lastTrace().reason, 'chat-missing');
+    assert.match(t3.reply!, /I remember: alpha; beta; gamma\./, 'the full prompt carried the context');
   });
 
   test('a resumed chat that answers under another ID is stopped before the caller sees it', async () => {
