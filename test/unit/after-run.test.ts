@@ -5,7 +5,8 @@ import { describe, test } from 'node:test';
 import { EXIT_STDOUT_CLOSED } from '../../src/stdout.js';
 import { judge, settle, type RunFacts } from '../../src/turn/after-run.js';
 import type { Plan } from '../../src/turn/plan.js';
-import { asst, branchAfter, decideFor, user, type Body } from '../support/engine.js';
+import { placeFor, recordFor } from '../../src/turn/record.js';
+import { analysisOf, asst, branchAfter, decideFor, user, type Body } from '../support/engine.js';
 
 const turn1: Body = { messages: [user('hello')] };
 const turn2: Body = { messages: [user('hello'), asst('hi'), user('more')] };
@@ -372,5 +373,18 @@ describe('settle', () => {
     assert.equal(s.failure, 'not-found');
     assert.deepEqual(s.update, { kind: 'release', outcome: 'error', state: 'ok' });
     assert.ok(s.error);
+  });
+});
+
+describe('the early record of a fresh chat at its first tool call', () => {
+  test('is a new branch whose history is unknown: until the lease is taken, no other turn may resume it', () => {
+    const analysis = analysisOf(turn1);
+    const place = placeFor({ ...fresh, anchor: fresh.anchor! }, analysis, 'chat-1', { text: '', calls: [{ id: 'c1', name: 'read' }] }, 5);
+    assert.deepEqual([place.base, place.outcome, place.state, place.savedBytes], [null, 'interrupted', 'unknown', 0]);
+    assert.deepEqual(place.digests, analysis.digests);
+    assert.equal(
+      place.reply,
+      recordFor({ ...fresh, anchor: fresh.anchor! }, analysis, 'chat-1', { text: '', calls: [{ id: 'c1', name: 'read' }] }, 5).reply,
+    );
   });
 });
