@@ -178,6 +178,9 @@ describe('side calls', () => {
     // Anywhere else in the message, the phrase is just words.
     assert.equal(sideCall([sys('x'), user('Please do not Summarize; fix the bug')]), null);
     assert.equal(sideCall([sys('Be brief. You are a summary agent'), user('hi')]), null);
+    // A pattern that matches an empty text never matches a message that is not there (nor one with no text).
+    const empty = { ...context, settings: { ...settings, sideCallPatterns: ['$'] } };
+    assert.equal(analyzeTurn(parseTranscript(JSON.stringify({ messages: [user('hi')] })), empty).sideCall, null);
   });
   test('a settings list is compiled once, however many turns are analysed with it (simulate analyses all of its turns)', () => {
     const list = ['Summarize', 'You are a (summary|compaction) agent'];
