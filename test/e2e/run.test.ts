@@ -293,6 +293,27 @@ describe('failures', () => {
     assert.equal(c.lastTrace().reason, 'resume-failed');
   });
 
+  test('a resumed chat whose output names no chat in its first 4 MiB is stopped there, unseen, and run again fresh', async () => {
+    // Resumed, it streams 5 MiB of events without a session_id, then waits: held whole, the turn would wait with it, and retry only then.
+    const flood = `const line = JSON.stringify({ type: 'thinking', text: 'x'.repeat(1000) }) + '\\n'; process.stdout.write(line.repeat(5 * 1024)); setTimeout(() => {}, 10_000);`;
+    const agent = scriptAgent(
+      'nameless-agent.sh',
+      `#!/bin/sh\nfor a in "$@"; do [ "$a" = --resume ] && exec "${process.execPath}" -e "${flood}"; done\nexec "${STAND_IN}" "$@"\n`,
+    );
+    const c = new Conversation(world({ CURSOR_RESUME_AGENT: agent }));
+    await c.turn('remember: alpha');
+    const t2 = await c.turn('remember: beta', { args: [...STREAM_ARGS, '--verbose'] });
+    assert.equal(t2.code, 0, t2.stderr);
+    assert.match(
+      t2.stderr,
+      /cursor could not resume chat \S+ \(its output named no chat in its first 4 MiB\); retrying once as a fresh chat/,
+    );
+    assert.equal(c.lastTrace().reason, 'resume-failed');
+    assert.equal(c.lastTrace().retried, true);
+    assert.doesNotMatch(t2.stdout, /thinking/, 'nothing of the nameless run is shown');
+    assert.match(t2.reply!, /I remember: alpha; beta\./);
+  });
+
   test('an unsafe chat ID from cursor never reaches an argv', async () => {
     const c = new Conversation(world());
     for (const bad of ['-chat', 'a;b', 'chat.1']) {
