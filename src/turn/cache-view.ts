@@ -61,13 +61,14 @@ export async function viewCache(
     if (connected.code === 'deferred') {
       // The folder as the turn began (the connect made it if need be): records go into that one only.
       const dirId = connected.paths ? runtimeDirId(connected.paths.dir) : undefined;
+      const sameDir = dirId !== undefined ? { runtimeDirId: dirId } : {};
       const reconnect = async (held: HeldHelper | null): Promise<HelperClient | null> => {
-        const again = await connectHelper({ start: true, env, held, ...(dirId !== undefined ? { runtimeDirId: dirId } : {}) });
+        const again = await connectHelper({ start: true, env, held, ...sameDir });
         return again.ok ? again.client : null;
       };
       const hold = (): HeldHelper | null => holdHelper({ env });
       const handOff = (record: TurnRecord, held: HeldHelper | null): string => {
-        const handed = handOffRecord(record, { env, held, ...(dirId !== undefined ? { runtimeDirId: dirId } : {}) });
+        const handed = handOffRecord(record, { env, held, ...sameDir });
         return handed.ok
           ? `handed chat ${record.chatId} to a new helper for ${handed.socket} (not waited for)`
           : `not recorded: ${handed.reason}`;
