@@ -61,12 +61,14 @@ Examples:
           );
         }
       }
+      /** For --all that reached no helper that evicted: the mark left (one already, or one now), said as the error's end. */
+      const markLeft = (paths: RuntimePaths | undefined): string =>
+        prefix === null && (mark !== null || (paths !== undefined && leaveMark(paths))) ? MARK_LEFT : '';
       if (!probe.running) {
         if ('error' in probe) {
           // A helper that does not answer (stopped, stuck) takes the marks when it answers again, and one that
           // replaces it as it starts: with one left, this eviction still happens, with the turns running now.
-          const left = prefix === null && probe.paths !== undefined && leaveMark(probe.paths);
-          throw new CliError(`cannot reach the helper: ${probe.error}${left ? MARK_LEFT : ''}`);
+          throw new CliError(`cannot reach the helper: ${probe.error}${markLeft(probe.paths)}`);
         }
         const marked = mark !== null;
         if (options.json) printJson({ running: false, evicted: 0, ...scope(prefix, null, marked) });
@@ -110,8 +112,7 @@ Examples:
       } catch (error) {
         if (error instanceof CliError) throw error;
         // Greeted, then no count (stalled, gone, nonsense): whether it forgot is unknown, so --all marks as for one that never answered.
-        const left = prefix === null && (mark !== null || leaveMark(probe.paths));
-        throw new CliError(`the helper (pid ${probe.hello.pid}) did not evict: ${(error as Error).message}${left ? MARK_LEFT : ''}`);
+        throw new CliError(`the helper (pid ${probe.hello.pid}) did not evict: ${(error as Error).message}${markLeft(probe.paths)}`);
       } finally {
         probe.client.close();
       }
